@@ -1,0 +1,32 @@
+# The kernel library: block formats, scalar reference (de)quantisation, dot
+# products per instruction set, runtime dispatch, thread pool, matvec/matmul.
+# It depends on nothing beyond the C++ standard library so it can be
+# cross-built for aarch64 and tested under qemu.
+#
+# One translation unit per instruction set (STYLE.md 14): files under
+# src/kernels/x86/avx2*.cpp get only the AVX2 flags, src/kernels/x86/avx512*.cpp
+# only the AVX-512 flags; nothing from them may run before cpu_features says so.
+
+file(GLOB LES_KERNEL_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/kernels/*.cpp)
+set(LES_KERNEL_ISA_SOURCES)
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64")
+  file(GLOB LES_AVX2_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/kernels/x86/avx2*.cpp)
+  file(GLOB LES_AVX512_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/kernels/x86/avx512*.cpp)
+  set_source_files_properties(${LES_AVX2_SOURCES} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2")
+  set_source_files_properties(${LES_AVX512_SOURCES} PROPERTIES COMPILE_OPTIONS
+      "-mavx512f;-mavx512bw;-mavx512dq;-mavx512vl;-mavx512vnni;-mavx2;-mfma;-mf16c;-mbmi2")
+  list(APPEND LES_KERNEL_ISA_SOURCES ${LES_AVX2_SOURCES} ${LES_AVX512_SOURCES})
+elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64|ARM64")
+  file(GLOB LES_NEON_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/kernels/arm/*.cpp)
+  list(APPEND LES_KERNEL_ISA_SOURCES ${LES_NEON_SOURCES})
+endif()
+
+find_package(Threads REQUIRED)
+add_library(les_kernels_obj OBJECT ${LES_KERNEL_SOURCES} ${LES_KERNEL_ISA_SOURCES})
+target_include_directories(les_kernels_obj PUBLIC ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(les_kernels_obj PUBLIC Threads::Threads)
+set_target_properties(les_kernels_obj PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+
+# Static kernel library on its own (the aarch64 cross build and kernel tests).
+add_library(les_kernels STATIC $<TARGET_OBJECTS:les_kernels_obj>)
+target_link_libraries(les_kernels PUBLIC les_kernels_obj)

@@ -1,0 +1,48 @@
+# libles: one static and one shared library, both named libles.
+# The shared one exports only les_* symbols (hidden visibility + version script).
+
+file(GLOB LES_CORE_SOURCES CONFIGURE_DEPENDS
+  ${CMAKE_SOURCE_DIR}/src/util/*.cpp
+  ${CMAKE_SOURCE_DIR}/src/core/*.cpp
+  ${CMAKE_SOURCE_DIR}/src/core/models/*.cpp
+  ${CMAKE_SOURCE_DIR}/src/io/*.cpp
+  ${CMAKE_SOURCE_DIR}/src/sched/*.cpp
+  ${CMAKE_SOURCE_DIR}/bindings/c/*.cpp)
+
+add_library(les_obj OBJECT ${LES_CORE_SOURCES})
+target_include_directories(les_obj PUBLIC ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include)
+target_link_libraries(les_obj PUBLIC les_kernels_obj fmt::fmt spdlog::spdlog nlohmann_json::nlohmann_json
+                      Eigen3::Eigen Threads::Threads)
+if(LIBURING_FOUND)
+  target_link_libraries(les_obj PUBLIC PkgConfig::LIBURING)
+  target_compile_definitions(les_obj PUBLIC LES_HAVE_LIBURING=1)
+endif()
+target_compile_definitions(les_obj PRIVATE LES_BUILDING_LIBRARY=1)
+set_target_properties(les_obj PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+
+add_library(les_static STATIC $<TARGET_OBJECTS:les_obj> $<TARGET_OBJECTS:les_kernels_obj>)
+target_link_libraries(les_static PUBLIC les_obj)
+set_target_properties(les_static PROPERTIES OUTPUT_NAME les)
+
+add_library(les_shared SHARED $<TARGET_OBJECTS:les_obj> $<TARGET_OBJECTS:les_kernels_obj>)
+target_link_libraries(les_shared PRIVATE fmt::fmt spdlog::spdlog Threads::Threads)
+if(LIBURING_FOUND)
+  target_link_libraries(les_shared PRIVATE PkgConfig::LIBURING)
+endif()
+target_include_directories(les_shared PUBLIC $<BUILD_INTERFACE:${CMAKE_SOURCE_DIR}/include>
+                                              $<INSTALL_INTERFACE:include>)
+set_target_properties(les_shared PROPERTIES
+  OUTPUT_NAME les
+  VERSION ${PROJECT_VERSION}
+  SOVERSION ${PROJECT_VERSION_MAJOR}
+  CXX_VISIBILITY_PRESET hidden
+  VISIBILITY_INLINES_HIDDEN ON
+  LINK_DEPENDS ${CMAKE_SOURCE_DIR}/cmake/les.map)
+target_link_options(les_shared PRIVATE "LINKER:--version-script=${CMAKE_SOURCE_DIR}/cmake/les.map"
+                    "LINKER:--no-undefined")
+
+include(GNUInstallDirs)
+install(TARGETS les_static les_shared
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/les DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -1,0 +1,72 @@
+// Quantised dot-product kernels and their runtime dispatch table.
+//
+// Matmul convention (ggml's): a weight matrix W has `rows` output rows of
+// `cols` input elements, stored row-major, each row in ggml's block layout of
+// its GgmlType (cols is ne0 in GGUF, rows is ne1). y = W x means
+// y[r] = sum_c W[r, c] * x[c].
+//
+// Activations are quantised once per matvec into the weight type's
+// `vec_dot_type` (Q8_K for the K-quants, Q8_0 for Q4_0/Q5_0/Q8_0/IQ4_NL, Q8_1 for
+// Q4_1/Q5_1, F16 for F16, BF16 for BF16, F32 for F32), exactly as ggml's CPU
+// backend does, so results match ggml up to summation order.
+//
+// Tiers: scalar (reference, the test oracle), avx2, avx512 (with VNNI where
+// the CPU has it), neon. `kernel_table(tier)` returns null when the tier is
+// not compiled in or the CPU/OS cannot run it (CPUID + XGETBV on x86).
+//
+// Thread-safety: all functions are pure; tables are immutable after first use.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/block_formats.h"
+#include "kernels/ggml_type.h"
+
+namespace les::kernels {
+
+// s[0] = dot(one weight row `w` of type T, activations `x` already quantised to
+// vec_dot_type(T)), over n elements (n a multiple of both block sizes).
+using VecDotFn = void (*)(int64_t n, float* s, const void* w, const void* x);
+
+// Quantise n floats (n a multiple of the block size) into blocks at y.
+using QuantizeRowFn = void (*)(const float* x, void* y, int64_t n);
+
+// Dequantise n elements (n a multiple of the block size) of blocks at x into y.
+using DequantizeRowFn = void (*)(const void* x, float* y, int64_t n);
+
+enum class KernelTier : int { scalar = 0, avx2 = 1, avx512 = 2, neon = 3 };
+inline constexpr int kKernelTierCount = 4;
+
+const char* kernel_tier_name(KernelTier tier) noexcept;  // "scalar", "avx2", ...
+
+struct TypeKernels {
+  VecDotFn vec_dot = nullptr;           // null: this weight type has no dot product
+  GgmlType vec_dot_type = GgmlType::F32;
+  DequantizeRowFn dequantize_row = nullptr;  // null: type cannot be dequantised
+  QuantizeRowFn quantize_row = nullptr;      // set for activation types (Q8_0, Q8_1, Q8_K, F16, BF16, F32)
+};
+
+struct KernelTable {
+  KernelTier tier = KernelTier::scalar;
+  TypeKernels types[kGgmlTypeCount];
+
+  const TypeKernels& of(GgmlType t) const { return types[static_cast<uint32_t>(t)]; }
+};
+
+// The table of a tier, or null if that tier is not compiled into this binary or
+// this CPU/OS cannot run it. Scalar is always available.
+const KernelTable* kernel_table(KernelTier tier) noexcept;
+
+// The best tier this machine runs. The environment variable LES_KERNEL_TIER
+// (scalar|avx2|avx512|neon) forces a lower tier for testing; an unsupported
+// request falls back to the best supported one below it.
+KernelTier best_kernel_tier() noexcept;
+
+// Convenience: kernel_table(best_kernel_tier()).
+const KernelTable& default_kernel_table() noexcept;
+
+// True if weight type t can be used in matvec/matmul by every tier.
+bool weight_type_supported(GgmlType t) noexcept;
+
+}  // namespace les::kernels

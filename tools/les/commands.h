@@ -1,0 +1,16 @@
+// Subcommands of the `les` tool. Each lives in cmd_<name>.cpp and registers
+// itself on the CLI11 app; `main.cpp` calls the registrations in order.
+// A subcommand's callback sets `exit_code` (0 success, 1 error, 2 usage).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace les::tool {
+
+struct ToolState {
+  int exit_code = 0;
+};
+
+void register_inspect(CLI::App& app, ToolState& state);
+
+}  // namespace les::tool

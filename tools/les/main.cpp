@@ -1,0 +1,17 @@
+// `les`: the LES command-line tool (run, inspect, ...). See README.md.
+#include <cstdio>
+
+#include "les/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"les: run Mixture-of-Experts GGUF models with expert streaming"};
+  app.require_subcommand(1);
+  les::tool::ToolState state;
+  les::tool::register_inspect(app, state);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return state.exit_code;
+}
