@@ -1,0 +1,97 @@
+// Token sampler: turns one step's logits into the next token id.
+//
+// The chain follows llama.cpp's default order (described in its common/sampling
+// documentation; the math below is our own):
+//   penalties -> top-k -> top-p -> min-p -> temperature -> draw
+// * penalties (over the last `penalty_last_n` accepted tokens, each distinct
+//   token t with count c): logit_t = logit_t > 0 ? logit_t / repeat_penalty
+//   : logit_t * repeat_penalty; then logit_t -= c * frequency_penalty +
+//   presence_penalty (CTRL-style repetition penalty plus OpenAI's
+//   presence/frequency penalties).
+// * top-k: keep the k largest logits (ties broken by the lower id).
+// * top-p (nucleus, Holtzman et al. 2019): softmax over the survivors, keep
+//   the smallest prefix (by descending probability) whose mass reaches top_p.
+// * min-p: keep tokens with p >= min_p * p_max (p from the same softmax).
+// * temperature: logits / temperature, then softmax and one draw.
+// temperature == 0 means greedy: the argmax after penalties, ties going to the
+// lowest id (as the reference fixtures were produced); the filters and the RNG
+// are not used.
+//
+// Randomness: a std::mt19937_64 owned by the sampler, seeded from
+// SamplerParams::seed; a draw uses the top 53 bits of one 64-bit output as a
+// uniform double in [0, 1) (no std:: distributions, whose output differs
+// between standard libraries). Same seed + same logits + same accepted tokens
+// => same tokens, on every platform.
+//
+// Thread-safety: thread-compatible (one Sampler per generation stream).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "util/status.h"
+
+namespace les {
+
+struct SamplerParams {
+  float temperature = 0.8f;        // >= 0; 0 = greedy
+  int32_t top_k = 40;              // >= 0; 0 = disabled
+  float top_p = 0.95f;             // in (0, 1]; 1 = disabled
+  float min_p = 0.05f;             // in [0, 1]; 0 = disabled
+  float repeat_penalty = 1.0f;     // > 0; 1 = disabled
+  float presence_penalty = 0.0f;   // subtracted once from each token seen in the window; 0 = disabled
+  float frequency_penalty = 0.0f;  // subtracted per occurrence in the window; 0 = disabled
+  int32_t penalty_last_n = 64;     // >= 0; window of accepted tokens for the penalties; 0 = no penalties
+  uint64_t seed = 0;               // RNG seed
+};
+
+// Checks every field; invalid_argument naming the field and its value otherwise.
+Status validate(const SamplerParams& p);
+
+class Sampler {
+ public:
+  // Errors: invalid_argument from validate().
+  static Result<Sampler> create(const SamplerParams& params);
+
+  // Picks the next token from `logits` (n_vocab floats, index = token id).
+  // Does not record the token: call accept() with the token actually appended.
+  // Errors: invalid_argument (empty logits, a NaN logit, every logit -inf).
+  Result<int32_t> sample(std::span<const float> logits);
+
+  // Records a token in the penalty window (prompt tokens and generated ones).
+  void accept(int32_t token);
+
+  // Clears the penalty window and reseeds the RNG with params().seed.
+  void reset();
+
+  const SamplerParams& params() const noexcept { return params_; }
+
+ private:
+  explicit Sampler(const SamplerParams& p);
+
+  struct Candidate {
+    int32_t id;
+    float logit;
+    float p;
+  };
+
+  void apply_penalties();
+  void apply_top_k();
+  // Fills p = softmax(logit * inv_temperature) over candidates_ (sorted or not).
+  void softmax(double inv_temperature = 1.0);
+  void sort_by_logit();
+  void apply_top_p();
+  void apply_min_p();
+  double uniform01();
+
+  SamplerParams params_;
+  std::mt19937_64 rng_;
+  std::deque<int32_t> history_;       // last penalty_last_n accepted tokens, oldest first
+  std::vector<Candidate> candidates_; // scratch, reused across calls
+  bool sorted_ = false;               // candidates_ sorted by descending logit (ties: lower id first)
+};
+
+}  // namespace les
