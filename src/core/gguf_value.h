@@ -58,6 +58,12 @@ class Value {
   const std::string* as_string() const noexcept;     // STRING only, else null
   const Array* as_array() const noexcept;            // ARRAY only, else null
 
+  // Raw payloads (for exact comparison / serialisation): the unsigned payload
+  // of UINT*/BOOL, the signed payload of INT*, the float payload of FLOAT*.
+  uint64_t raw_uint() const noexcept { return u_; }
+  int64_t raw_int() const noexcept { return i_; }
+  double raw_float() const noexcept { return f_; }
+
  private:
   ValueType type_ = ValueType::UINT8;
   uint64_t u_ = 0;  // unsigned / bool payload
@@ -67,22 +73,38 @@ class Value {
   std::shared_ptr<const Array> a_;  // shared: values are cheap to copy
 };
 
-// An array value: all elements of one type. For arrays of numbers the elements
-// are also available packed (no per-element Value), which is how large token
-// score and type arrays are stored.
+// An array value: all elements of one type. Arrays of fixed-size elements
+// (numbers and BOOL) are stored packed (no per-element Value), which is how
+// large token score and type arrays are held; STRING and ARRAY elements are
+// Values in `items`.
 struct Array {
   ValueType elem_type = ValueType::UINT8;
-  std::vector<Value> items;  // for STRING, ARRAY and BOOL element types
-  // For numeric element types: the raw little-endian elements as in the file,
-  // `count` of them, each value_type_size(elem_type) bytes.
+  std::vector<Value> items;  // for STRING and ARRAY element types (count of them)
+  // For numeric and BOOL element types: the raw little-endian elements as in
+  // the file, `count` of them, each value_type_size(elem_type) bytes.
   std::vector<uint8_t> packed;
   uint64_t count = 0;
 
-  // Element i as a double / int64 / string (nullopt or null if the type does not fit).
+  // True if elements live in `packed` (every type except STRING and ARRAY).
+  static bool is_packed_type(ValueType t) noexcept { return t != ValueType::STRING && t != ValueType::ARRAY; }
+
+  // Element i as a double / int64 / uint64 / bool / string; nullopt (or null)
+  // if i >= count or the element type does not convert exactly (same rules as
+  // Value's accessors: float_at accepts integers, uint_at rejects negatives).
   std::optional<double> float_at(uint64_t i) const noexcept;
   std::optional<int64_t> int_at(uint64_t i) const noexcept;
+  std::optional<uint64_t> uint_at(uint64_t i) const noexcept;
+  std::optional<bool> bool_at(uint64_t i) const noexcept;
   const std::string* string_at(uint64_t i) const noexcept;
+  // Element i as a Value (any element type); nullopt if i >= count.
+  std::optional<Value> value_at(uint64_t i) const;
 };
+
+// Structural equality: same type and same payload (floats compared bitwise,
+// so NaN == NaN with identical bits; arrays element by element). Used by
+// round-trip tests and the writer.
+bool operator==(const Value& a, const Value& b) noexcept;
+bool operator==(const Array& a, const Array& b) noexcept;
 
 // Size in bytes of a fixed-size value type (0 for STRING and ARRAY).
 size_t value_type_size(ValueType t) noexcept;
