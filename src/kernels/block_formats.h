@@ -72,7 +72,12 @@ struct block_q8_1 {
 };
 static_assert(sizeof(block_q8_1) == 36, "block_q8_1 size");
 
-// x = d * kvalues_iq4nl[q], q 4 bits, nibble order as Q4_0.
+// The 16 non-linear levels of IQ4_NL (ggml's kvalues_iq4nl): a 4-bit code q
+// stands for d * kIQ4NLValues[q]. Part of the format; never change.
+inline constexpr int8_t kIQ4NLValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                            1,    13,   25,  38,  53,  69,  89,  113};
+
+// x = d * kIQ4NLValues[q], q 4 bits, nibble order as Q4_0.
 struct block_iq4_nl {
   fp16_t d;
   uint8_t qs[kQK4_NL / 2];

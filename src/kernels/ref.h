@@ -1,0 +1,124 @@
+// Scalar reference kernels: dequantisation, activation quantisation and dot
+// products of ggml's block formats. Plain, obviously correct C++, never
+// optimised: these are the test oracle of every SIMD tier and the scalar tier
+// of the kernel table (scalar.cpp).
+//
+// Conventions shared by every function here:
+// * n is the number of elements of one row and must be a multiple of the
+//   format's block size (32, or 256 = kQKK for the K-quants; 1 for F32/F16/BF16).
+//   Only whole blocks are processed; callers validate n (ggml_row_bytes).
+//   Nothing here allocates, throws or aborts.
+// * Rows are ggml rows: n / block_size blocks back to back, no padding; pointers
+//   need no alignment beyond the struct's (2 bytes for fp16 fields, 4 for Q8_K).
+// * Float results assume the default rounding mode (round to nearest even), and
+//   the code is written so that no expression can be contracted into an FMA.
+// * Thread-safety: pure functions of their arguments.
+//
+// Sources: block layouts of ggml's ggml-common.h, value formulas of
+// ggml-quants.c's dequantize_row_* and the CPU backend's from_float (read, not
+// copied); bit layouts are spelled out in block_elements.h.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/block_formats.h"
+#include "kernels/fp16.h"
+
+namespace les::kernels {
+
+// ---------------------------------------------------------------------------
+// Dequantisation: y[0..n) = the values the n elements of row x stand for.
+// Bit-exact with ggml's to_float (checked against shared/fixtures/quant):
+//   Q4_0 q*d; Q4_1 q*d + m; Q5_0 q*d; Q5_1 q*d + m; Q8_0 q*d; IQ4_NL d*v[q];
+//   Q2_K (d*sc)*q - (dmin*m); Q3_K (d*sc)*q; Q4_K/Q5_K (d*sc)*q - (dmin*m);
+//   Q6_K (d*sc)*q; Q8_K d*q (scales widened from F16 to F32 first).
+// ---------------------------------------------------------------------------
+void dequantize_row_f32_ref(const float* x, float* y, int64_t n);
+void dequantize_row_f16_ref(const fp16_t* x, float* y, int64_t n);
+void dequantize_row_bf16_ref(const bf16_t* x, float* y, int64_t n);
+void dequantize_row_q4_0_ref(const block_q4_0* x, float* y, int64_t n);
+void dequantize_row_q4_1_ref(const block_q4_1* x, float* y, int64_t n);
+void dequantize_row_q5_0_ref(const block_q5_0* x, float* y, int64_t n);
+void dequantize_row_q5_1_ref(const block_q5_1* x, float* y, int64_t n);
+void dequantize_row_q8_0_ref(const block_q8_0* x, float* y, int64_t n);
+void dequantize_row_q8_1_ref(const block_q8_1* x, float* y, int64_t n);
+void dequantize_row_iq4_nl_ref(const block_iq4_nl* x, float* y, int64_t n);
+void dequantize_row_q2_K_ref(const block_q2_K* x, float* y, int64_t n);
+void dequantize_row_q3_K_ref(const block_q3_K* x, float* y, int64_t n);
+void dequantize_row_q4_K_ref(const block_q4_K* x, float* y, int64_t n);
+void dequantize_row_q5_K_ref(const block_q5_K* x, float* y, int64_t n);
+void dequantize_row_q6_K_ref(const block_q6_K* x, float* y, int64_t n);
+void dequantize_row_q8_K_ref(const block_q8_K* x, float* y, int64_t n);
+
+// ---------------------------------------------------------------------------
+// Activation quantisation (the vec_dot_type of a weight type), bit-exact with
+// ggml's CPU from_float on x86 (checked against matvec_*.x_vecdot.qbytes and
+// q8_K.qbytes):
+// * Q8_0, per block of 32: amax = max|x|; d = amax / 127; id = 127 / amax
+//   (0 if amax == 0); q = round-half-even(x * id); d stored as F16.
+// * Q8_1: as Q8_0, plus s = F16(d * sum(q)) with d the unrounded F32 scale.
+// * Q8_K, per block of 256: m = the element of largest magnitude (first one on
+//   ties), with its sign; if m == 0 all zero; else iscale = -127 / m,
+//   q = min(127, round-half-even(iscale * x)), d = 1 / iscale (F32), and
+//   bsums[i] = sum of q[16 i .. 16 i + 15].
+// * F16 / BF16: round to nearest even (fp16.h); F32: copy.
+// ---------------------------------------------------------------------------
+void quantize_row_q8_0_ref(const float* x, block_q8_0* y, int64_t n);
+void quantize_row_q8_1_ref(const float* x, block_q8_1* y, int64_t n);
+void quantize_row_q8_K_ref(const float* x, block_q8_K* y, int64_t n);
+void quantize_row_f16_ref(const float* x, fp16_t* y, int64_t n);
+void quantize_row_bf16_ref(const float* x, bf16_t* y, int64_t n);
+void quantize_row_f32_ref(const float* x, float* y, int64_t n);
+
+// ---------------------------------------------------------------------------
+// Dot products: *s = dot(weight row w, activation row x) over n elements, with
+// x already in the weight type's vec_dot_type (kernels.h). Signature VecDotFn.
+//
+// Integer part: per block (or K-quant sub-block) the products of the integer
+// codes (block_elements.h) with the int8 activations are summed exactly in
+// int32; for the K-quants the sub-block sums are multiplied by their integer
+// scales and summed in int32 too ("isum"), and the min terms use Q8_K's bsums
+// ("msum" = sum over sub-blocks of min * bsum). SIMD kernels must reproduce
+// isum/msum bit-exactly.
+//
+// Float part, per block b in increasing order, into one float accumulator
+// acc = 0 (every product below is its own rounded F32 operation):
+//   Q4_0/Q5_0/Q8_0/IQ4_NL x Q8_0:  acc += float(isum) * (dw * dx)
+//   Q4_1/Q5_1 x Q8_1:              acc += float(isum) * (dw * dx);  acc += mw * sx
+//   Q3_K/Q6_K x Q8_K:              acc += float(isum) * (dx * dw)
+//   Q2_K/Q4_K/Q5_K x Q8_K:         acc += float(isum) * (dx * dw);  acc -= float(msum) * (dx * dminw)
+// where dw, mw, dminw are the weight block's F16 fields widened to F32 and dx,
+// sx the activation block's scale and scaled sum.
+// F32 / F16 / BF16: products of the widened values (exact in F64) summed in
+// double in index order, rounded to F32 once at the end.
+// ---------------------------------------------------------------------------
+void vec_dot_f32_ref(int64_t n, float* s, const void* w, const void* x);   // F32 x F32
+void vec_dot_f16_ref(int64_t n, float* s, const void* w, const void* x);   // F16 x F16
+void vec_dot_bf16_ref(int64_t n, float* s, const void* w, const void* x);  // BF16 x BF16
+void vec_dot_q4_0_q8_0_ref(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q4_1_q8_1_ref(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q5_0_q8_0_ref(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q5_1_q8_1_ref(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q8_0_q8_0_ref(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_iq4_nl_q8_0_ref(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q2_K_q8_K_ref(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q3_K_q8_K_ref(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q4_K_q8_K_ref(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q5_K_q8_K_ref(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q6_K_q8_K_ref(int64_t n, float* s, const void* w, const void* x);
+
+// Integer sums of one K-quant block against one Q8_K block, as defined above:
+// isum = sum_j scale_j * sum_{e in sub-block j} code(e) * q8[e], and for the
+// formats with mins msum = sum_j min_j * (sum of the Q8_K bsums covering j).
+// Exposed so SIMD tests can check their integer part bit-exactly.
+struct KQuantBlockSums {
+  int32_t isum = 0;
+  int32_t msum = 0;  // 0 for Q3_K / Q6_K
+};
+KQuantBlockSums block_sums_q2_K_q8_K_ref(const block_q2_K& w, const block_q8_K& x);
+KQuantBlockSums block_sums_q3_K_q8_K_ref(const block_q3_K& w, const block_q8_K& x);
+KQuantBlockSums block_sums_q4_K_q8_K_ref(const block_q4_K& w, const block_q8_K& x);
+KQuantBlockSums block_sums_q5_K_q8_K_ref(const block_q5_K& w, const block_q8_K& x);
+KQuantBlockSums block_sums_q6_K_q8_K_ref(const block_q6_K& w, const block_q8_K& x);
+
+}  // namespace les::kernels
