@@ -67,18 +67,18 @@ Result<SpmVocab> learn_spm_vocab(std::string_view text, int32_t n_vocab) {
                                   std::to_string(n_base) + " special, byte and character pieces");
 
   SpmVocab v;
-  auto add = [&v](std::string piece, float score, TokenType type) {
+  auto add = [&v](std::string piece, float score, int32_t type) {
     v.tokens.push_back(std::move(piece));
     v.scores.push_back(score);
     v.types.push_back(type);
   };
-  add("<unk>", 0.0f, TokenType::unknown);
-  add("<s>", 0.0f, TokenType::control);
-  add("</s>", 0.0f, TokenType::control);
+  add("<unk>", 0.0f, synth_token_type::unknown);
+  add("<s>", 0.0f, synth_token_type::control);
+  add("</s>", 0.0f, synth_token_type::control);
   for (int b = 0; b < 256; ++b) {
     char buf[8];
     std::snprintf(buf, sizeof buf, "<0x%02X>", b);
-    add(buf, 0.0f, TokenType::byte);
+    add(buf, 0.0f, synth_token_type::byte);
   }
 
   // Merges first (their ranks define the scores), characters appended after.
@@ -116,9 +116,9 @@ Result<SpmVocab> learn_spm_vocab(std::string_view text, int32_t n_vocab) {
       w = std::move(out);
     }
   }
-  for (size_t r = 0; r < merged.size(); ++r) add(merged[r], -static_cast<float>(r), TokenType::normal);
+  for (size_t r = 0; r < merged.size(); ++r) add(merged[r], -static_cast<float>(r), synth_token_type::normal);
   float s = -static_cast<float>(merged.size());
-  for (const auto& ch : chars) add(ch, s--, TokenType::normal);
+  for (const auto& ch : chars) add(ch, s--, synth_token_type::normal);
   return v;
 }
 

@@ -29,13 +29,16 @@
 
 namespace les {
 
-// GGUF `tokenizer.ggml.token_type` values (llama.cpp's llama_token_type).
-enum class TokenType : int32_t { normal = 1, unknown = 2, control = 3, user_defined = 4, unused = 5, byte = 6 };
+// GGUF `tokenizer.ggml.token_type` values used here (same numbering as
+// les::TokenType in core/vocab.h and llama.cpp's llama_token_type).
+namespace synth_token_type {
+inline constexpr int32_t normal = 1, unknown = 2, control = 3, byte = 6;
+}
 
 struct SpmVocab {
   std::vector<std::string> tokens;  // piece text (UTF-8, "▁" for space); index = token id
   std::vector<float> scores;        // merge priority, higher merges first
-  std::vector<TokenType> types;
+  std::vector<int32_t> types;       // synth_token_type values
   int32_t unk_id = 0, bos_id = 1, eos_id = 2;
 };
 

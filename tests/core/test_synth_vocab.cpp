@@ -5,7 +5,7 @@
 
 #include "core/synth_vocab.h"
 
-using les::TokenType;
+namespace tt = les::synth_token_type;
 
 TEST_CASE("synthetic vocab has the Llama SPM layout", "[synth_vocab]") {
   auto r = les::learn_spm_vocab(les::default_vocab_text(), 600);
@@ -15,14 +15,14 @@ TEST_CASE("synthetic vocab has the Llama SPM layout", "[synth_vocab]") {
   REQUIRE(v.tokens.size() == v.scores.size());
   REQUIRE(v.tokens.size() == v.types.size());
   CHECK(v.tokens[0] == "<unk>");
-  CHECK(v.types[0] == TokenType::unknown);
+  CHECK(v.types[0] == tt::unknown);
   CHECK(v.tokens[1] == "<s>");
   CHECK(v.tokens[2] == "</s>");
-  CHECK(v.types[1] == TokenType::control);
+  CHECK(v.types[1] == tt::control);
   CHECK(v.tokens[3] == "<0x00>");
   CHECK(v.tokens[3 + 0x41] == "<0x41>");
   CHECK(v.tokens[258] == "<0xFF>");
-  for (int i = 3; i < 259; ++i) CHECK(v.types[static_cast<size_t>(i)] == TokenType::byte);
+  for (int i = 3; i < 259; ++i) CHECK(v.types[static_cast<size_t>(i)] == tt::byte);
   // Pieces are unique, and the common words of the text became single pieces.
   std::set<std::string> uniq(v.tokens.begin(), v.tokens.end());
   CHECK(uniq.size() == v.tokens.size());
