@@ -1,5 +1,7 @@
 #include "core/gguf_reader.h"
 
+#include "core/gguf_key_rules.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -174,43 +176,6 @@ Status read_value(Cursor& c, ValueType type, int depth, const std::string& field
   return c.error(fmt::format("{}: unknown value type {}", field, static_cast<uint32_t>(type)));
 }
 
-// Well-known keys whose type the rest of LES relies on. `elem` is the array
-// element type for ARRAY keys.
-struct KeyRule {
-  const char* key;
-  ValueType type;
-  ValueType elem;
-};
-constexpr KeyRule kKeyRules[] = {
-    {"general.alignment", ValueType::UINT32, ValueType::UINT8},
-    {"general.architecture", ValueType::STRING, ValueType::UINT8},
-    {"general.name", ValueType::STRING, ValueType::UINT8},
-    {"tokenizer.ggml.model", ValueType::STRING, ValueType::UINT8},
-    {"tokenizer.ggml.pre", ValueType::STRING, ValueType::UINT8},
-    {"tokenizer.ggml.tokens", ValueType::ARRAY, ValueType::STRING},
-    {"tokenizer.ggml.scores", ValueType::ARRAY, ValueType::FLOAT32},
-    {"tokenizer.ggml.token_type", ValueType::ARRAY, ValueType::INT32},
-    {"tokenizer.ggml.merges", ValueType::ARRAY, ValueType::STRING},
-};
-
-Status check_key_rule(const Cursor& c, uint64_t at, const std::string& key, const Value& v) {
-  for (const KeyRule& r : kKeyRules) {
-    if (key != r.key) continue;
-    if (v.type() != r.type)
-      return c.error_at(at, fmt::format("key '{}' has type {}, expected {}", key, value_type_name(v.type()),
-                                        value_type_name(r.type)));
-    if (r.type == ValueType::ARRAY && v.as_array()->elem_type != r.elem)
-      return c.error_at(at, fmt::format("key '{}' is an array of {}, expected an array of {}", key,
-                                        value_type_name(v.as_array()->elem_type), value_type_name(r.elem)));
-  }
-  if (key == "general.alignment") {
-    const uint64_t a = v.raw_uint();
-    if (a == 0 || (a & (a - 1)) != 0)
-      return c.error_at(at, fmt::format("key 'general.alignment' = {} is not a power of two", a));
-  }
-  return {};
-}
-
 }  // namespace
 
 uint64_t TensorInfo::row_bytes() const noexcept {
@@ -329,7 +294,7 @@ Status GgufFile::Impl::parse(const uint8_t* d, uint64_t n) {
     ValueType type;
     LES_RETURN_IF_ERROR(read_type(c, field, &type));
     LES_RETURN_IF_ERROR(read_value(c, type, 0, field, &kv.value));
-    LES_RETURN_IF_ERROR(check_key_rule(c, key_at, kv.key, kv.value));
+    if (Status s = check_well_known_key(kv.key, kv.value); !s.ok()) return c.error_at(key_at, s.message());
     if (!key_index.emplace(kv.key, metadata.size()).second)
       return c.error_at(key_at, fmt::format("{}: duplicate key", field));
     if (kv.key == "general.alignment") alignment = kv.value.raw_uint();
