@@ -1,0 +1,48 @@
+#include "core/model.h"
+
+#include "core/gguf_reader.h"
+#include "core/models/arch_loaders.h"
+
+namespace les {
+
+Model::~Model() = default;
+
+Result<std::unique_ptr<Model>> Model::load(const std::string& path, const ModelParams& params) {
+  if (!params.use_mmap) return unsupported_error("ModelParams.use_mmap = false (weights are views into the mapping)");
+  gguf::ReadOptions opts;
+  opts.use_mmap = true;
+  LES_ASSIGN_OR_RETURN(auto file, gguf::GgufFile::open(path, opts));
+  auto r = from_gguf(std::move(file), params);
+  if (!r.ok()) return r.status().with_context("loading '" + path + "'");
+  return r;
+}
+
+Result<std::unique_ptr<Model>> Model::from_gguf(std::unique_ptr<gguf::GgufFile> file, const ModelParams& params) {
+  std::unique_ptr<Model> m(new Model());
+  m->params_ = params;
+  m->file_ = std::move(file);
+  LES_ASSIGN_OR_RETURN(m->hp_, load_hparams(*m->file_));
+  TensorLookup lookup(*m->file_);
+  LES_RETURN_IF_ERROR(models::load_architecture(lookup, m->hp_, &m->cfg_, &m->w_));
+  std::vector<ResidentExpertSource::LayerExperts> le;
+  for (const LayerWeights& l : m->w_.layers) le.push_back({l.gate_exps, l.up_exps, l.down_exps});
+  m->experts_ = std::make_unique<ResidentExpertSource>(std::move(le));
+  return m;
+}
+
+std::string Model::description() const {
+  // e.g. "qwen3moe 8L 256d 32x4 experts F16"
+  std::string s = hp_.arch;
+  s.append(" ").append(std::to_string(hp_.n_layer)).append("L ");
+  s.append(std::to_string(hp_.n_embd)).append("d");
+  if (hp_.is_moe()) {
+    s.append(" ").append(std::to_string(hp_.n_expert)).append("x").append(std::to_string(hp_.n_expert_used));
+    s.append(" experts");
+  }
+  const WeightView* ref = &w_.tok_embd;
+  if (!w_.layers.empty()) ref = w_.layers[0].is_moe() ? &w_.layers[0].gate_exps : &w_.layers[0].ffn_gate;
+  s.append(" ").append(ggml_type_name(ref->type));
+  return s;
+}
+
+}  // namespace les

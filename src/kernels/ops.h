@@ -1,0 +1,55 @@
+// Scalar element-wise and attention operations of the transformer forward pass.
+//
+// Dependency-free reference implementations (the test oracle for any SIMD
+// versions), written to follow ggml's CPU semantics so that results match
+// llama.cpp up to summation order:
+//  * RMSNorm: y = x / sqrt(mean(x^2) + eps) * w, mean accumulated in double.
+//  * RoPE: theta_i = pos * base^(-2i/n_rot) for pair i < n_rot/2, computed as
+//    ggml does (theta *= base^(-2/n_rot) per pair, in float). NORM rotates adjacent
+//    pairs (2i, 2i+1) (llama); NEOX rotates (i, i + n_rot/2) (qwen2/qwen3). Dims
+//    >= n_rot are left unchanged.
+//  * Attention (no flash attention): scores = scale * (f16(q)·K), causal,
+//    softmax in F32, probabilities rounded to F16, then summed against V, exactly
+//    the precision steps of ggml's mul_mat(K, q) / soft_max_ext / mul_mat(V, kq).
+//
+// Thread-safety: pure functions on caller-owned buffers.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/fp16.h"
+
+namespace les::ops {
+
+// out[i] = x[i] / sqrt(mean(x^2) + eps) * (w ? w[i] : 1), i < n. out may alias x.
+void rms_norm(const float* x, const float* w, int64_t n, float eps, float* out);
+
+enum class RopeType { norm = 0, neox = 2 };
+
+// Rotates, in place, `n_heads` heads of `head_dim` floats stored back to back
+// (x[h * head_dim + d]) for position `pos`. Only the first n_rot dims of each head
+// rotate. Precondition: n_rot even, n_rot <= head_dim.
+void rope(float* x, int n_heads, int head_dim, int n_rot, int64_t pos, float freq_base, RopeType type);
+
+// In place: x[i] = exp(x[i] - max) / sum, i < n (sum in double).
+void softmax(float* x, int64_t n);
+
+// x * sigmoid(x).
+float silu(float x);
+
+// out[i] = silu(gate[i]) * up[i], i < n. out may alias gate or up.
+void swiglu(const float* gate, const float* up, int64_t n, float* out);
+
+// Causal attention for one query token over a KV cache stored as F16 rows.
+//   q:   n_head * head_dim floats (head-major).
+//   k:   n_kv positions, row j at k + j * kv_stride_k, holding n_head_kv * head_dim halves.
+//   v:   n_kv positions, row j at v + j * kv_stride_v, holding n_head_kv * head_dim_v halves.
+//   out: n_head * head_dim_v floats.
+//   scratch: n_kv + head_dim floats.
+// Query head h uses KV head h / (n_head / n_head_kv) (GQA). Positions 0..n_kv-1 are all
+// visible (the caller passes n_kv = pos + 1 for causality). Precondition: n_head % n_head_kv == 0.
+void attention_f16(const float* q, const fp16_t* k, int64_t kv_stride_k, const fp16_t* v, int64_t kv_stride_v,
+                   int64_t n_kv, int n_head, int n_head_kv, int head_dim, int head_dim_v, float scale, float* out,
+                   float* scratch);
+
+}  // namespace les::ops
