@@ -193,6 +193,9 @@ struct GgufFile::Impl {
   std::unordered_map<std::string, size_t> key_index;
   std::vector<TensorInfo> tensors;
   std::unordered_map<std::string, size_t> tensor_index;
+  // Byte offsets of each key and tensor info, for error messages during parsing.
+  std::vector<uint64_t> key_at;
+  std::vector<uint64_t> tensor_info_at;
   const uint8_t* data = nullptr;  // file image (mapping or caller's buffer); null when unmapped
   void* map = nullptr;            // our mmap, if any
   size_t map_size = 0;
@@ -207,6 +210,7 @@ struct GgufFile::Impl {
 
 Status GgufFile::Impl::parse_tensor_info(Cursor& c, uint64_t index) {
   TensorInfo t;
+  tensor_info_at.push_back(c.pos());
   const std::string field = fmt::format("tensor {}", index);
   LES_RETURN_IF_ERROR(c.read_string(&t.name, field + " name", kMaxTensorNameBytes));
   const std::string ctx = fmt::format("tensor {} {}", index, quote_name(t.name));
@@ -286,19 +290,20 @@ Status GgufFile::Impl::parse(const uint8_t* d, uint64_t n) {
 
   metadata.reserve(static_cast<size_t>(n_kv));
   for (uint64_t i = 0; i < n_kv; ++i) {
-    const uint64_t key_at = c.pos();
+    const uint64_t kv_at = c.pos();
     KeyValue kv;
     LES_RETURN_IF_ERROR(c.read_string(&kv.key, fmt::format("key {}", i), kMaxKeyBytes));
-    if (kv.key.empty()) return c.error_at(key_at, fmt::format("key {}: empty key", i));
+    if (kv.key.empty()) return c.error_at(kv_at, fmt::format("key {}: empty key", i));
     const std::string field = fmt::format("key {}", quote_name(kv.key));
     ValueType type;
     LES_RETURN_IF_ERROR(read_type(c, field, &type));
     LES_RETURN_IF_ERROR(read_value(c, type, 0, field, &kv.value));
-    if (Status s = check_well_known_key(kv.key, kv.value); !s.ok()) return c.error_at(key_at, s.message());
+    if (Status s = check_well_known_key(kv.key, kv.value); !s.ok()) return c.error_at(kv_at, s.message());
     if (!key_index.emplace(kv.key, metadata.size()).second)
-      return c.error_at(key_at, fmt::format("{}: duplicate key", field));
+      return c.error_at(kv_at, fmt::format("{}: duplicate key", field));
     if (kv.key == "general.alignment") alignment = kv.value.raw_uint();
     metadata.push_back(std::move(kv));
+    key_at.push_back(kv_at);
   }
 
   // Token arrays must agree in length with the token list.
@@ -307,8 +312,9 @@ Status GgufFile::Impl::parse(const uint8_t* d, uint64_t n) {
     for (const char* k : {"tokenizer.ggml.scores", "tokenizer.ggml.token_type"}) {
       auto jt = key_index.find(k);
       if (jt != key_index.end() && metadata[jt->second].value.as_array()->count != n_tokens)
-        return format_error(fmt::format("key '{}' has {} elements but tokenizer.ggml.tokens has {}", k,
-                                        metadata[jt->second].value.as_array()->count, n_tokens));
+        return c.error_at(key_at[jt->second],
+                          fmt::format("key '{}' has {} elements but tokenizer.ggml.tokens has {}", k,
+                                      metadata[jt->second].value.as_array()->count, n_tokens));
     }
   }
 
@@ -329,8 +335,9 @@ Status GgufFile::Impl::parse(const uint8_t* d, uint64_t n) {
     TensorInfo& t = tensors[i];
     uint64_t end = 0;
     if (add_overflows(t.data_offset, t.n_bytes, &end) || end > data_size)
-      return format_error(fmt::format("tensor {} {}: bytes [{}, +{}) extend past the end of the data section ({} bytes)",
-                                      i, quote_name(t.name), t.data_offset, t.n_bytes, data_size));
+      return c.error_at(tensor_info_at[i],
+                        fmt::format("tensor {} {}: bytes [{}, +{}) extend past the end of the data section ({} bytes)",
+                                    i, quote_name(t.name), t.data_offset, t.n_bytes, data_size));
     t.file_offset = data_offset + t.data_offset;
   }
   // No two tensors may share bytes.
@@ -342,9 +349,10 @@ Status GgufFile::Impl::parse(const uint8_t* d, uint64_t n) {
     const TensorInfo& prev = tensors[order[k - 1]];
     const TensorInfo& cur = tensors[order[k]];
     if (prev.data_offset + prev.n_bytes > cur.data_offset)
-      return format_error(fmt::format("tensor {} {}: bytes at offset {} overlap tensor {} {} (offset {}, {} bytes)",
-                                      order[k], quote_name(cur.name), cur.data_offset, order[k - 1],
-                                      quote_name(prev.name), prev.data_offset, prev.n_bytes));
+      return c.error_at(tensor_info_at[order[k]],
+                        fmt::format("tensor {} {}: bytes at offset {} overlap tensor {} {} (offset {}, {} bytes)",
+                                    order[k], quote_name(cur.name), cur.data_offset, order[k - 1],
+                                    quote_name(prev.name), prev.data_offset, prev.n_bytes));
   }
   return {};
 }
