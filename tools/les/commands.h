@@ -12,5 +12,6 @@ struct ToolState {
 };
 
 void register_inspect(CLI::App& app, ToolState& state);
+void register_synth(CLI::App& app, ToolState& state);
 
 }  // namespace les::tool

@@ -1,0 +1,224 @@
+// Synthetic random-weight models; see synth_model.h.
+#include "core/synth_model.h"
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <numbers>
+
+#include "core/gguf_writer.h"
+#include "core/synth_vocab.h"
+#include "kernels/fp16.h"
+
+namespace les {
+namespace {
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+uint64_t hash3(uint64_t seed, uint64_t stream, uint64_t index) {
+  return splitmix64(splitmix64(splitmix64(seed) ^ stream) ^ index);
+}
+
+std::vector<SynthPreset> presets() {
+  SynthPreset tiny;
+  tiny.name = "tiny";
+  tiny.arch = "qwen3moe";
+  tiny.n_layer = 4;
+  tiny.n_embd = 256;
+  tiny.n_head = 4;
+  tiny.n_head_kv = 2;
+  tiny.head_dim = 64;
+  tiny.n_expert = 8;
+  tiny.n_expert_used = 2;
+  tiny.n_ff_exp = 256;
+  tiny.n_ctx_train = 2048;
+  tiny.n_vocab_max = 1024;
+  tiny.rope_freq_base = 1000000.0f;
+  tiny.rms_eps = 1e-6f;
+  return {tiny};
+}
+
+Status check_preset(const SynthPreset& p) {
+  if (p.arch != "qwen3moe") return invalid_argument_error("synth: architecture '" + p.arch + "' is not supported (qwen3moe only)");
+  auto pos = [](int32_t v) { return v > 0; };
+  if (!pos(p.n_layer) || !pos(p.n_embd) || !pos(p.n_head) || !pos(p.n_head_kv) || !pos(p.head_dim) ||
+      !pos(p.n_expert) || !pos(p.n_expert_used) || !pos(p.n_ff_exp) || !pos(p.n_ctx_train) || !pos(p.n_vocab_max))
+    return invalid_argument_error("synth: preset '" + p.name + "' has a non-positive dimension");
+  if (p.n_head % p.n_head_kv != 0) return invalid_argument_error("synth: n_head must be a multiple of n_head_kv");
+  if (p.n_expert_used > p.n_expert) return invalid_argument_error("synth: n_expert_used > n_expert");
+  if (p.head_dim % 2 != 0) return invalid_argument_error("synth: head_dim must be even (RoPE pairs)");
+  return Status();
+}
+
+// Tensor data generation and encoding into one GgmlType.
+class TensorEncoder {
+ public:
+  TensorEncoder(uint64_t seed) : seed_(seed) {}
+
+  enum class Init { normal, uniform_norm };
+
+  // Adds tensor `name` of shape `ne` filled per `init` (normal: N(0, stddev^2)).
+  Status add(gguf::GgufWriter& w, const std::string& name, GgmlType type, std::vector<int64_t> ne, Init init,
+             float stddev) {
+    const uint64_t stream = stream_++;
+    int64_t n = 1;
+    for (int64_t d : ne) n *= d;
+    std::vector<float> x(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      const uint64_t u = static_cast<uint64_t>(i);
+      x[static_cast<size_t>(i)] = init == Init::normal
+                                      ? stddev * synth_normal(seed_, stream, u)
+                                      : static_cast<float>(0.8 + 0.4 * synth_uniform(seed_, stream, u));
+    }
+    n_params_ += static_cast<uint64_t>(n);
+    std::vector<uint8_t> bytes;
+    switch (type) {
+      case GgmlType::F32:
+        bytes.resize(x.size() * 4);
+        std::memcpy(bytes.data(), x.data(), bytes.size());
+        break;
+      case GgmlType::F16: {
+        bytes.resize(x.size() * 2);
+        for (size_t i = 0; i < x.size(); ++i) {
+          const fp16_t h = fp32_to_fp16(x[i]);
+          std::memcpy(bytes.data() + 2 * i, &h, 2);
+        }
+        break;
+      }
+      default:
+        return invalid_argument_error(std::string("synth: weight type ") + ggml_type_name(type) +
+                                      " is not supported (F32, F16)");
+    }
+    return w.add_tensor(name, type, ne, bytes.data(), bytes.size());
+  }
+
+  uint64_t n_params() const { return n_params_; }
+
+ private:
+  uint64_t seed_;
+  uint64_t stream_ = 0;
+  uint64_t n_params_ = 0;
+};
+
+Status write_tokenizer(gguf::GgufWriter& w, const SpmVocab& v) {
+  std::vector<double> scores(v.scores.begin(), v.scores.end());
+  std::vector<int64_t> types;
+  for (int32_t t : v.types) types.push_back(t);
+  LES_RETURN_IF_ERROR(w.set_string("tokenizer.ggml.model", "llama"));
+  LES_RETURN_IF_ERROR(w.set_string("tokenizer.ggml.pre", "default"));
+  LES_RETURN_IF_ERROR(w.set_array_strings("tokenizer.ggml.tokens", v.tokens));
+  LES_RETURN_IF_ERROR(w.set_array_numbers("tokenizer.ggml.scores", gguf::ValueType::FLOAT32, scores));
+  LES_RETURN_IF_ERROR(w.set_array_ints("tokenizer.ggml.token_type", gguf::ValueType::INT32, types));
+  LES_RETURN_IF_ERROR(w.set_u32("tokenizer.ggml.bos_token_id", static_cast<uint32_t>(v.bos_id)));
+  LES_RETURN_IF_ERROR(w.set_u32("tokenizer.ggml.eos_token_id", static_cast<uint32_t>(v.eos_id)));
+  LES_RETURN_IF_ERROR(w.set_u32("tokenizer.ggml.unknown_token_id", static_cast<uint32_t>(v.unk_id)));
+  LES_RETURN_IF_ERROR(w.set_bool("tokenizer.ggml.add_bos_token", true));
+  LES_RETURN_IF_ERROR(w.set_bool("tokenizer.ggml.add_eos_token", false));
+  LES_RETURN_IF_ERROR(w.set_bool("tokenizer.ggml.add_space_prefix", true));
+  return Status();
+}
+
+}  // namespace
+
+float synth_normal(uint64_t seed, uint64_t stream, uint64_t index) {
+  // Box-Muller on two 53-bit uniforms from two counter hashes.
+  const uint64_t a = hash3(seed, stream, 2 * index), b = hash3(seed, stream, 2 * index + 1);
+  const double u1 = (static_cast<double>(a >> 11) + 1.0) * (1.0 / 9007199254740992.0);  // (0, 1]
+  const double u2 = static_cast<double>(b >> 11) * (1.0 / 9007199254740992.0);
+  return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2));
+}
+
+double synth_uniform(uint64_t seed, uint64_t stream, uint64_t index) {
+  return static_cast<double>(hash3(seed, stream, index) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+std::vector<std::string> synth_preset_names() {
+  std::vector<std::string> names;
+  for (const auto& p : presets()) names.push_back(p.name);
+  return names;
+}
+
+Result<SynthPreset> synth_preset(std::string_view name) {
+  std::string known;
+  for (const auto& p : presets()) {
+    if (p.name == name) return p;
+    known += (known.empty() ? "" : ", ") + p.name;
+  }
+  return invalid_argument_error("synth: unknown preset '" + std::string(name) + "' (known: " + known + ")");
+}
+
+Result<SynthInfo> write_synth_model(const SynthPreset& p, const SynthOptions& opts, const std::string& path) {
+  LES_RETURN_IF_ERROR(check_preset(p));
+  if (opts.type != GgmlType::F16 && opts.type != GgmlType::F32)
+    return invalid_argument_error(std::string("synth: weight type ") + ggml_type_name(opts.type) +
+                                  " is not supported (F32, F16)");
+  LES_ASSIGN_OR_RETURN(SpmVocab vocab, learn_spm_vocab(default_vocab_text(), p.n_vocab_max));
+  const int64_t n_vocab = static_cast<int64_t>(vocab.tokens.size());
+
+  gguf::GgufWriter w;
+  const std::string a = p.arch;
+  LES_RETURN_IF_ERROR(w.set_string("general.architecture", a));
+  LES_RETURN_IF_ERROR(w.set_string("general.name", "les-synth-" + p.name + "-" + a));
+  LES_RETURN_IF_ERROR(w.set_u32(kSynthVersionKey, static_cast<uint32_t>(kSynthVersion)));
+  LES_RETURN_IF_ERROR(w.set_string("les.synth.preset", p.name));
+  LES_RETURN_IF_ERROR(w.set_u64("les.synth.seed", opts.seed));
+  LES_RETURN_IF_ERROR(w.set_u32(kSynthVersionKey, static_cast<uint32_t>(kSynthVersion)));
+  LES_RETURN_IF_ERROR(w.set_string("les.synth.preset", p.name));
+  LES_RETURN_IF_ERROR(w.set_u64("les.synth.seed", opts.seed));
+  LES_RETURN_IF_ERROR(w.set_u32("general.file_type", opts.type == GgmlType::F16 ? 1u : 0u));
+  LES_RETURN_IF_ERROR(w.set_u32(a + ".block_count", static_cast<uint32_t>(p.n_layer)));
+  LES_RETURN_IF_ERROR(w.set_u32(a + ".context_length", static_cast<uint32_t>(p.n_ctx_train)));
+  LES_RETURN_IF_ERROR(w.set_u32(a + ".embedding_length", static_cast<uint32_t>(p.n_embd)));
+  LES_RETURN_IF_ERROR(w.set_u32(a + ".feed_forward_length", static_cast<uint32_t>(p.n_ff_exp * p.n_expert_used)));
+  LES_RETURN_IF_ERROR(w.set_u32(a + ".attention.head_count", static_cast<uint32_t>(p.n_head)));
+  LES_RETURN_IF_ERROR(w.set_u32(a + ".attention.head_count_kv", static_cast<uint32_t>(p.n_head_kv)));
+  LES_RETURN_IF_ERROR(w.set_u32(a + ".attention.key_length", static_cast<uint32_t>(p.head_dim)));
+  LES_RETURN_IF_ERROR(w.set_u32(a + ".attention.value_length", static_cast<uint32_t>(p.head_dim)));
+  LES_RETURN_IF_ERROR(w.set_u32(a + ".rope.dimension_count", static_cast<uint32_t>(p.head_dim)));
+  LES_RETURN_IF_ERROR(w.set_f32(a + ".rope.freq_base", p.rope_freq_base));
+  LES_RETURN_IF_ERROR(w.set_f32(a + ".attention.layer_norm_rms_epsilon", p.rms_eps));
+  LES_RETURN_IF_ERROR(w.set_u32(a + ".expert_count", static_cast<uint32_t>(p.n_expert)));
+  LES_RETURN_IF_ERROR(w.set_u32(a + ".expert_used_count", static_cast<uint32_t>(p.n_expert_used)));
+  LES_RETURN_IF_ERROR(w.set_u32(a + ".expert_feed_forward_length", static_cast<uint32_t>(p.n_ff_exp)));
+  LES_RETURN_IF_ERROR(write_tokenizer(w, vocab));
+
+  using Init = TensorEncoder::Init;
+  TensorEncoder enc(opts.seed);
+  const GgmlType wt = opts.type;
+  const int64_t E = p.n_embd, Q = int64_t{p.n_head} * p.head_dim, KV = int64_t{p.n_head_kv} * p.head_dim;
+  const int64_t F = p.n_ff_exp, X = p.n_expert;
+  LES_RETURN_IF_ERROR(enc.add(w, "token_embd.weight", wt, {E, n_vocab}, Init::normal, 0.2f));
+  for (int32_t l = 0; l < p.n_layer; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    auto inv_sqrt = [](int64_t fan_in) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(fan_in))); };
+    LES_RETURN_IF_ERROR(enc.add(w, b + "attn_norm.weight", GgmlType::F32, {E}, Init::uniform_norm, 0));
+    LES_RETURN_IF_ERROR(enc.add(w, b + "attn_q.weight", wt, {E, Q}, Init::normal, inv_sqrt(E)));
+    LES_RETURN_IF_ERROR(enc.add(w, b + "attn_k.weight", wt, {E, KV}, Init::normal, inv_sqrt(E)));
+    LES_RETURN_IF_ERROR(enc.add(w, b + "attn_v.weight", wt, {E, KV}, Init::normal, inv_sqrt(E)));
+    LES_RETURN_IF_ERROR(enc.add(w, b + "attn_output.weight", wt, {Q, E}, Init::normal, inv_sqrt(Q)));
+    LES_RETURN_IF_ERROR(enc.add(w, b + "attn_q_norm.weight", GgmlType::F32, {p.head_dim}, Init::uniform_norm, 0));
+    LES_RETURN_IF_ERROR(enc.add(w, b + "attn_k_norm.weight", GgmlType::F32, {p.head_dim}, Init::uniform_norm, 0));
+    LES_RETURN_IF_ERROR(enc.add(w, b + "ffn_norm.weight", GgmlType::F32, {E}, Init::uniform_norm, 0));
+    LES_RETURN_IF_ERROR(enc.add(w, b + "ffn_gate_inp.weight", GgmlType::F32, {E, X}, Init::normal, 1.5f * inv_sqrt(E)));
+    LES_RETURN_IF_ERROR(enc.add(w, b + "ffn_gate_exps.weight", wt, {E, F, X}, Init::normal, inv_sqrt(E)));
+    LES_RETURN_IF_ERROR(enc.add(w, b + "ffn_up_exps.weight", wt, {E, F, X}, Init::normal, inv_sqrt(E)));
+    LES_RETURN_IF_ERROR(enc.add(w, b + "ffn_down_exps.weight", wt, {F, E, X}, Init::normal, inv_sqrt(F)));
+  }
+  LES_RETURN_IF_ERROR(enc.add(w, "output_norm.weight", GgmlType::F32, {E}, Init::uniform_norm, 0));
+  LES_RETURN_IF_ERROR(enc.add(w, "output.weight", wt, {E, n_vocab}, Init::normal, 0.2f));
+
+  LES_RETURN_IF_ERROR(w.write_to_file(path));
+  SynthInfo info;
+  info.n_vocab = static_cast<int32_t>(n_vocab);
+  info.n_params = enc.n_params();
+  std::error_code ec;
+  info.file_bytes = std::filesystem::file_size(path, ec);
+  return info;
+}
+
+}  // namespace les
