@@ -121,4 +121,32 @@ KQuantBlockSums block_sums_q4_K_q8_K_ref(const block_q4_K& w, const block_q8_K& 
 KQuantBlockSums block_sums_q5_K_q8_K_ref(const block_q5_K& w, const block_q8_K& x);
 KQuantBlockSums block_sums_q6_K_q8_K_ref(const block_q6_K& w, const block_q8_K& x);
 
+// ---------------------------------------------------------------------------
+// Weight quantisation (for `les quantize` and generated test models): row x of
+// n floats into blocks at y. `importance` is null or n non-negative weights
+// aligned with x (an imatrix row: the mean squared activation of each input
+// column); each block then minimises sum_i importance_i * (x_i - xhat_i)^2,
+// else the plain squared error. Method (quant_fit.h): per block / sub-block a
+// grid search over scales with least-squares refinement; the K-quants fit
+// their integer sub-block scales and mins the same way, weighted by how much
+// each one moves the block's error, and every code is then recomputed for the
+// scales as stored. Not bit-compatible with ggml's quantisers (no need: any
+// decoder reads the blocks); quality is checked against ggml's relative RMSE
+// on the fixtures (tests/kernels/test_quantize_weights.cpp).
+// Q8_0 weights use quantize_row_q8_0_weights_ref (a distinct name, not an
+// overload, so &quantize_row_q8_0_ref stays unambiguous): the activation
+// quantiser above is ggml's plain amax scaling, this one the fitted scale.
+// ---------------------------------------------------------------------------
+void quantize_row_q4_0_ref(const float* x, block_q4_0* y, int64_t n, const float* importance);
+void quantize_row_q4_1_ref(const float* x, block_q4_1* y, int64_t n, const float* importance);
+void quantize_row_q5_0_ref(const float* x, block_q5_0* y, int64_t n, const float* importance);
+void quantize_row_q5_1_ref(const float* x, block_q5_1* y, int64_t n, const float* importance);
+void quantize_row_q8_0_weights_ref(const float* x, block_q8_0* y, int64_t n, const float* importance);
+void quantize_row_iq4_nl_ref(const float* x, block_iq4_nl* y, int64_t n, const float* importance);
+void quantize_row_q2_K_ref(const float* x, block_q2_K* y, int64_t n, const float* importance);
+void quantize_row_q3_K_ref(const float* x, block_q3_K* y, int64_t n, const float* importance);
+void quantize_row_q4_K_ref(const float* x, block_q4_K* y, int64_t n, const float* importance);
+void quantize_row_q5_K_ref(const float* x, block_q5_K* y, int64_t n, const float* importance);
+void quantize_row_q6_K_ref(const float* x, block_q6_K* y, int64_t n, const float* importance);
+
 }  // namespace les::kernels
