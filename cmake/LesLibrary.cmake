@@ -41,8 +41,22 @@ set_target_properties(les_shared PROPERTIES
 target_link_options(les_shared PRIVATE "LINKER:--version-script=${CMAKE_SOURCE_DIR}/cmake/les.map"
                     "LINKER:--no-undefined")
 
+# Installation: the shared library, the C header, a pkg-config file and a CMake
+# package (find_package(les) -> les::les). The static library is installed too.
 include(GNUInstallDirs)
-install(TARGETS les_static les_shared
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/les DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+include(CMakePackageConfigHelpers)
+set_target_properties(les_shared PROPERTIES EXPORT_NAME les)
+install(TARGETS les_shared EXPORT lesTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES $<TARGET_FILE:les_static> DESTINATION ${CMAKE_INSTALL_LIBDIR} RENAME libles.a)
+install(FILES ${CMAKE_SOURCE_DIR}/include/les/les.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/les)
+install(EXPORT lesTargets NAMESPACE les:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/les)
+configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/templates/lesConfig.cmake.in
+  ${CMAKE_BINARY_DIR}/lesConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/les)
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/lesConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/lesConfig.cmake ${CMAKE_BINARY_DIR}/lesConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/les)
+configure_file(${CMAKE_SOURCE_DIR}/cmake/templates/les.pc.in ${CMAKE_BINARY_DIR}/les.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/les.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,8 @@
+# ABI tests: exported symbols, the C99 header check, and the installed C consumer.
+add_test(NAME api_exported_symbols
+         COMMAND ${CMAKE_SOURCE_DIR}/tests/api/check_exports.sh $<TARGET_FILE:les_shared> ${CMAKE_SOURCE_DIR})
+# The header compiles as C99 with every warning an error (STYLE.md 5).
+add_library(les_header_c99 OBJECT ${CMAKE_SOURCE_DIR}/tests/api/header_c99.c)
+target_include_directories(les_header_c99 PRIVATE ${CMAKE_SOURCE_DIR}/include)
+set_target_properties(les_header_c99 PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+target_compile_options(les_header_c99 PRIVATE -Wall -Wextra -Werror -pedantic)
