@@ -13,6 +13,7 @@
 #include "kernels/ggml_type.h"
 #include "kernels/ref.h"
 #include "kernels/tiers.h"
+#include "kernels/weight_quantizers.h"
 #include "support/fixtures.h"
 #include "quant_fixture.h"
 
@@ -43,32 +44,21 @@ std::vector<double> manifest_rel_rmse(const std::string& manifest, const std::st
   return v;
 }
 
-using QuantFn = void (*)(const float*, void*, int64_t, const float*);
-
-template <typename Block, void (*Fn)(const float*, Block*, int64_t, const float*)>
-void erased(const float* x, void* y, int64_t n, const float* imp) {
-  Fn(x, static_cast<Block*>(y), n, imp);
-}
-
 struct Case {
   const char* stem;
   GgmlType type;
-  QuantFn quantize;
 };
 
-const Case kCases[] = {
-    {"q4_0", GgmlType::Q4_0, erased<les::block_q4_0, quantize_row_q4_0_ref>},
-    {"q4_1", GgmlType::Q4_1, erased<les::block_q4_1, quantize_row_q4_1_ref>},
-    {"q5_0", GgmlType::Q5_0, erased<les::block_q5_0, quantize_row_q5_0_ref>},
-    {"q5_1", GgmlType::Q5_1, erased<les::block_q5_1, quantize_row_q5_1_ref>},
-    {"q8_0", GgmlType::Q8_0, erased<les::block_q8_0, quantize_row_q8_0_weights_ref>},
-    {"iq4_nl", GgmlType::IQ4_NL, erased<les::block_iq4_nl, quantize_row_iq4_nl_ref>},
-    {"q2_K", GgmlType::Q2_K, erased<les::block_q2_K, quantize_row_q2_K_ref>},
-    {"q3_K", GgmlType::Q3_K, erased<les::block_q3_K, quantize_row_q3_K_ref>},
-    {"q4_K", GgmlType::Q4_K, erased<les::block_q4_K, quantize_row_q4_K_ref>},
-    {"q5_K", GgmlType::Q5_K, erased<les::block_q5_K, quantize_row_q5_K_ref>},
-    {"q6_K", GgmlType::Q6_K, erased<les::block_q6_K, quantize_row_q6_K_ref>},
-};
+const Case kCases[] = {{"q4_0", GgmlType::Q4_0}, {"q4_1", GgmlType::Q4_1},     {"q5_0", GgmlType::Q5_0},
+                       {"q5_1", GgmlType::Q5_1}, {"q8_0", GgmlType::Q8_0},     {"iq4_nl", GgmlType::IQ4_NL},
+                       {"q2_K", GgmlType::Q2_K}, {"q3_K", GgmlType::Q3_K},     {"q4_K", GgmlType::Q4_K},
+                       {"q5_K", GgmlType::Q5_K}, {"q6_K", GgmlType::Q6_K}};
+
+QuantizeWeightsFn quantizer(GgmlType t) {
+  const QuantizeWeightsFn f = reference_weight_quantizer(t);
+  REQUIRE(f != nullptr);
+  return f;
+}
 
 }  // namespace
 
@@ -96,7 +86,7 @@ TEST_CASE("reference weight quantisers stay within 1.1x of ggml's relative RMSE"
         std::vector<float> back(kCols);
         for (int64_t r = 0; r < kRows; ++r) {
           const float* xr = x.data() + r * kCols;
-          c.quantize(xr, q.data(), kCols, with_imatrix ? imatrix.data() : nullptr);
+          quantizer(c.type)(xr, q.data(), kCols, with_imatrix ? imatrix.data() : nullptr);
           table.of(c.type).dequantize_row(q.data(), back.data(), kCols);
           double se = 0, ss = 0;
           for (int64_t i = 0; i < kCols; ++i) {
@@ -125,15 +115,15 @@ TEST_CASE("reference weight quantisers handle zero, constant and zero-importance
       std::vector<uint8_t> q(*les::ggml_row_bytes(c.type, n));
       std::vector<float> back(n);
       // All zero: decodes to exactly zero.
-      c.quantize(zeros.data(), q.data(), n, nullptr);
+      quantizer(c.type)(zeros.data(), q.data(), n, nullptr);
       table.of(c.type).dequantize_row(q.data(), back.data(), n);
       for (float v : back) CHECK(v == 0.0f);
       // Constant: finite, and within 1/8 of the value (every format has a level near it).
-      c.quantize(constant.data(), q.data(), n, nullptr);
+      quantizer(c.type)(constant.data(), q.data(), n, nullptr);
       table.of(c.type).dequantize_row(q.data(), back.data(), n);
       for (float v : back) CHECK(std::fabs(v + 0.75f) <= 0.75f / 8);
       // All-zero importance: still a sensible (finite, bounded) quantisation.
-      c.quantize(ramp.data(), q.data(), n, no_importance.data());
+      quantizer(c.type)(ramp.data(), q.data(), n, no_importance.data());
       table.of(c.type).dequantize_row(q.data(), back.data(), n);
       for (int64_t i = 0; i < n; ++i) {
         REQUIRE(std::isfinite(back[i]));
@@ -160,4 +150,18 @@ TEST_CASE("Q4_0 and Q8_0 weight quantisers reproduce representable rows exactly"
   dequantize_row_q8_0_ref(b8, y8.data(), 64);
   CHECK(y4 == x4);
   CHECK(y8 == x8);
+}
+
+TEST_CASE("reference_weight_quantizer covers the producible types only", "[kernels][quantize]") {
+  CHECK(reference_weight_quantizer(GgmlType::Q8_K) == nullptr);  // activation-only
+  CHECK(reference_weight_quantizer(GgmlType::Q8_1) == nullptr);
+  CHECK(reference_weight_quantizer(GgmlType::IQ2_XXS) == nullptr);
+  CHECK(reference_weight_quantizer(static_cast<GgmlType>(4)) == nullptr);  // removed id
+  // F16 ignores the importance and rounds to nearest even.
+  const float x[2] = {1.0f, 65504.0f};
+  const float imp[2] = {0.0f, 0.0f};
+  les::fp16_t h[2];
+  reference_weight_quantizer(GgmlType::F16)(x, h, 2, imp);
+  CHECK(h[0] == 0x3C00);
+  CHECK(h[1] == 0x7BFF);
 }
