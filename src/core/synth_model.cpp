@@ -9,6 +9,7 @@
 #include "core/gguf_writer.h"
 #include "core/synth_vocab.h"
 #include "kernels/fp16.h"
+#include "kernels/ref.h"
 
 namespace les {
 namespace {
@@ -55,6 +56,30 @@ Status check_preset(const SynthPreset& p) {
   return Status();
 }
 
+constexpr const char* kSupportedTypes = "F32, F16, Q8_0, Q6_K, Q5_K, Q4_K, Q3_K, Q4_0";
+
+// Weight quantiser of a quantised type (no importance weights), or null.
+using QuantizeWeightsFn = void (*)(const float* x, void* y, int64_t n);
+QuantizeWeightsFn weight_quantizer(GgmlType t) {
+  using namespace kernels;
+  switch (t) {
+    case GgmlType::Q8_0:
+      return [](const float* x, void* y, int64_t n) { quantize_row_q8_0_weights_ref(x, static_cast<block_q8_0*>(y), n, nullptr); };
+    case GgmlType::Q6_K:
+      return [](const float* x, void* y, int64_t n) { quantize_row_q6_K_ref(x, static_cast<block_q6_K*>(y), n, nullptr); };
+    case GgmlType::Q5_K:
+      return [](const float* x, void* y, int64_t n) { quantize_row_q5_K_ref(x, static_cast<block_q5_K*>(y), n, nullptr); };
+    case GgmlType::Q4_K:
+      return [](const float* x, void* y, int64_t n) { quantize_row_q4_K_ref(x, static_cast<block_q4_K*>(y), n, nullptr); };
+    case GgmlType::Q3_K:
+      return [](const float* x, void* y, int64_t n) { quantize_row_q3_K_ref(x, static_cast<block_q3_K*>(y), n, nullptr); };
+    case GgmlType::Q4_0:
+      return [](const float* x, void* y, int64_t n) { quantize_row_q4_0_ref(x, static_cast<block_q4_0*>(y), n, nullptr); };
+    default:
+      return nullptr;
+  }
+}
+
 // Tensor data generation and encoding into one GgmlType.
 class TensorEncoder {
  public:
@@ -90,9 +115,20 @@ class TensorEncoder {
         }
         break;
       }
-      default:
-        return invalid_argument_error(std::string("synth: weight type ") + ggml_type_name(type) +
-                                      " is not supported (F32, F16)");
+      default: {
+        const QuantizeWeightsFn q = weight_quantizer(type);
+        const auto row_bytes = ggml_row_bytes(type, ne[0]);
+        if (q == nullptr) return invalid_argument_error(std::string("synth: weight type ") + ggml_type_name(type) +
+                                                        " is not supported (" + kSupportedTypes + ")");
+        if (!row_bytes)
+          return invalid_argument_error("synth: tensor '" + name + "' has rows of " + std::to_string(ne[0]) +
+                                        " elements, not a multiple of the " + ggml_type_name(type) + " block size");
+        const int64_t n_rows = n / ne[0];
+        bytes.resize(*row_bytes * static_cast<size_t>(n_rows));
+        for (int64_t r = 0; r < n_rows; ++r)
+          q(x.data() + r * ne[0], bytes.data() + static_cast<size_t>(r) * *row_bytes, ne[0]);
+        break;
+      }
     }
     return w.add_tensor(name, type, ne, bytes.data(), bytes.size());
   }
@@ -121,6 +157,21 @@ Status write_tokenizer(gguf::GgufWriter& w, const SpmVocab& v) {
   LES_RETURN_IF_ERROR(w.set_bool("tokenizer.ggml.add_eos_token", false));
   LES_RETURN_IF_ERROR(w.set_bool("tokenizer.ggml.add_space_prefix", true));
   return Status();
+}
+
+// general.file_type (llama_ftype) of a file whose matrices are all `t`.
+uint32_t file_type(GgmlType t) {
+  switch (t) {
+    case GgmlType::F32: return 0;
+    case GgmlType::F16: return 1;
+    case GgmlType::Q4_0: return 2;
+    case GgmlType::Q8_0: return 7;
+    case GgmlType::Q3_K: return 12;  // Q3_K_M numbering is the closest; the file is uniform Q3_K
+    case GgmlType::Q4_K: return 15;  // Q4_K_M
+    case GgmlType::Q5_K: return 17;  // Q5_K_M
+    case GgmlType::Q6_K: return 18;
+    default: return 0;
+  }
 }
 
 }  // namespace
@@ -154,9 +205,9 @@ Result<SynthPreset> synth_preset(std::string_view name) {
 
 Result<SynthInfo> write_synth_model(const SynthPreset& p, const SynthOptions& opts, const std::string& path) {
   LES_RETURN_IF_ERROR(check_preset(p));
-  if (opts.type != GgmlType::F16 && opts.type != GgmlType::F32)
+  if (opts.type != GgmlType::F16 && opts.type != GgmlType::F32 && weight_quantizer(opts.type) == nullptr)
     return invalid_argument_error(std::string("synth: weight type ") + ggml_type_name(opts.type) +
-                                  " is not supported (F32, F16)");
+                                  " is not supported (" + kSupportedTypes + ")");
   LES_ASSIGN_OR_RETURN(SpmVocab vocab, learn_spm_vocab(default_vocab_text(), p.n_vocab_max));
   const int64_t n_vocab = static_cast<int64_t>(vocab.tokens.size());
 
@@ -170,7 +221,7 @@ Result<SynthInfo> write_synth_model(const SynthPreset& p, const SynthOptions& op
   LES_RETURN_IF_ERROR(w.set_u32(kSynthVersionKey, static_cast<uint32_t>(kSynthVersion)));
   LES_RETURN_IF_ERROR(w.set_string("les.synth.preset", p.name));
   LES_RETURN_IF_ERROR(w.set_u64("les.synth.seed", opts.seed));
-  LES_RETURN_IF_ERROR(w.set_u32("general.file_type", opts.type == GgmlType::F16 ? 1u : 0u));
+  LES_RETURN_IF_ERROR(w.set_u32("general.file_type", file_type(opts.type)));
   LES_RETURN_IF_ERROR(w.set_u32(a + ".block_count", static_cast<uint32_t>(p.n_layer)));
   LES_RETURN_IF_ERROR(w.set_u32(a + ".context_length", static_cast<uint32_t>(p.n_ctx_train)));
   LES_RETURN_IF_ERROR(w.set_u32(a + ".embedding_length", static_cast<uint32_t>(p.n_embd)));

@@ -66,7 +66,10 @@ inline constexpr const char* kSynthVersionKey = "les.synth.version";
 inline constexpr uint64_t kSynthVersion = 1;
 
 struct SynthOptions {
-  GgmlType type = GgmlType::F16;  // type of the 2-D/3-D weight matrices: F32, F16 or Q8_0
+  // Type of the 2-D/3-D weight matrices (norms and routers stay F32): F32, F16, or a
+  // quantised type through the kernels' reference weight quantisers (Q8_0, Q6_K,
+  // Q5_K, Q4_K, Q3_K, Q4_0; K-quants need rows that are multiples of 256).
+  GgmlType type = GgmlType::F16;
   uint64_t seed = 1234;           // weight seed
 };
 

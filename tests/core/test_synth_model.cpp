@@ -3,11 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 
 #include "core/gguf_reader.h"
 #include "core/synth_model.h"
+#include "kernels/ref.h"
 #include "support/fixtures.h"
 
 namespace {
@@ -81,6 +83,51 @@ TEST_CASE("synth tiny writes a loadable qwen3moe GGUF", "[synth]") {
   other.seed = 99;
   REQUIRE(les::write_synth_model(*preset, other, path2).ok());
   CHECK(read_all(path) != read_all(path2));
+}
+
+TEST_CASE("synth quantised files hold the same weights up to quantisation error", "[synth]") {
+  auto preset = les::synth_preset("tiny");
+  REQUIRE(preset.ok());
+  les::SynthOptions f32;
+  f32.type = les::GgmlType::F32;
+  les::SynthOptions q8;
+  q8.type = les::GgmlType::Q8_0;
+  les::SynthOptions q4k;
+  q4k.type = les::GgmlType::Q4_K;
+  const std::string d = les::test::temp_dir();
+  REQUIRE(les::write_synth_model(*preset, f32, d + "/f32.gguf").ok());
+  REQUIRE(les::write_synth_model(*preset, q8, d + "/q8.gguf").ok());
+  REQUIRE(les::write_synth_model(*preset, q4k, d + "/q4k.gguf").ok());
+  auto a = les::gguf::GgufFile::open(d + "/f32.gguf");
+  auto b = les::gguf::GgufFile::open(d + "/q8.gguf");
+  auto c = les::gguf::GgufFile::open(d + "/q4k.gguf");
+  REQUIRE((a.ok() && b.ok() && c.ok()));
+  const char* name = "blk.1.ffn_up_exps.weight";
+  const auto* ta = (*a)->find_tensor(name);
+  const auto* tb = (*b)->find_tensor(name);
+  const auto* tc = (*c)->find_tensor(name);
+  REQUIRE((ta && tb && tc));
+  CHECK(tb->type == les::GgmlType::Q8_0);
+  CHECK(tc->type == les::GgmlType::Q4_K);
+  CHECK((*b)->find_tensor("blk.1.ffn_gate_inp.weight")->type == les::GgmlType::F32);  // router stays F32
+  const int64_t n = ta->ne[0];
+  std::vector<float> ref(static_cast<size_t>(n)), y8(ref.size()), y4(ref.size());
+  std::memcpy(ref.data(), (*a)->tensor_data(*ta).data(), ref.size() * 4);
+  les::kernels::dequantize_row_q8_0_ref(reinterpret_cast<const les::block_q8_0*>((*b)->tensor_data(*tb).data()),
+                                        y8.data(), n);
+  les::kernels::dequantize_row_q4_K_ref(reinterpret_cast<const les::block_q4_K*>((*c)->tensor_data(*tc).data()),
+                                        y4.data(), n);
+  auto rel_rmse = [&](const std::vector<float>& y) {
+    double e = 0, s = 0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+      e += (y[i] - ref[i]) * (y[i] - ref[i]);
+      s += ref[i] * ref[i];
+    }
+    return std::sqrt(e / s);
+  };
+  // Gaussian rows: Q8_0 ~0.5 %, Q4_K ~8 % relative RMSE; a wrong layout or row gives ~140 %.
+  CHECK(rel_rmse(y8) < 0.01);
+  CHECK(rel_rmse(y4) < 0.12);
 }
 
 TEST_CASE("synth rejects unsupported types and bad presets", "[synth]") {

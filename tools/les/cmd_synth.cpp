@@ -53,7 +53,7 @@ void register_synth(CLI::App& app, ToolState& state) {
   for (const auto& n : synth_preset_names()) presets += (presets.empty() ? "" : ", ") + n;
   cmd->add_option("--preset", o->preset, "Shape preset: " + presets)->capture_default_str();
   cmd->add_option("-o,--output", o->out, "Output GGUF path")->required();
-  cmd->add_option("--type", o->type, "Weight matrix type (f16, f32)")->capture_default_str();
+  cmd->add_option("--type", o->type, "Weight matrix type (f32, f16, q8_0, q6_k, q5_k, q4_k, q3_k, q4_0)")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Weight seed")->capture_default_str();
   cmd->callback([&state, o] { state.exit_code = synth(*o); });
 }
