@@ -8,8 +8,7 @@
 
 #include "core/gguf_writer.h"
 #include "core/synth_vocab.h"
-#include "kernels/fp16.h"
-#include "kernels/ref.h"
+#include "kernels/weight_quantizers.h"
 
 namespace les {
 namespace {
@@ -56,29 +55,9 @@ Status check_preset(const SynthPreset& p) {
   return Status();
 }
 
-constexpr const char* kSupportedTypes = "F32, F16, Q8_0, Q6_K, Q5_K, Q4_K, Q3_K, Q4_0";
-
-// Weight quantiser of a quantised type (no importance weights), or null.
-using QuantizeWeightsFn = void (*)(const float* x, void* y, int64_t n);
-QuantizeWeightsFn weight_quantizer(GgmlType t) {
-  using namespace kernels;
-  switch (t) {
-    case GgmlType::Q8_0:
-      return [](const float* x, void* y, int64_t n) { quantize_row_q8_0_weights_ref(x, static_cast<block_q8_0*>(y), n, nullptr); };
-    case GgmlType::Q6_K:
-      return [](const float* x, void* y, int64_t n) { quantize_row_q6_K_ref(x, static_cast<block_q6_K*>(y), n, nullptr); };
-    case GgmlType::Q5_K:
-      return [](const float* x, void* y, int64_t n) { quantize_row_q5_K_ref(x, static_cast<block_q5_K*>(y), n, nullptr); };
-    case GgmlType::Q4_K:
-      return [](const float* x, void* y, int64_t n) { quantize_row_q4_K_ref(x, static_cast<block_q4_K*>(y), n, nullptr); };
-    case GgmlType::Q3_K:
-      return [](const float* x, void* y, int64_t n) { quantize_row_q3_K_ref(x, static_cast<block_q3_K*>(y), n, nullptr); };
-    case GgmlType::Q4_0:
-      return [](const float* x, void* y, int64_t n) { quantize_row_q4_0_ref(x, static_cast<block_q4_0*>(y), n, nullptr); };
-    default:
-      return nullptr;
-  }
-}
+// Any type with a reference weight quantiser: F32, F16, BF16, Q4_0 ... Q8_0, Q2_K ... Q6_K, IQ4_NL.
+using QuantizeWeightsFn = kernels::QuantizeWeightsFn;
+QuantizeWeightsFn weight_quantizer(GgmlType t) { return kernels::reference_weight_quantizer(t); }
 
 // Tensor data generation and encoding into one GgmlType.
 class TensorEncoder {
@@ -101,35 +80,17 @@ class TensorEncoder {
                                       : static_cast<float>(0.8 + 0.4 * synth_uniform(seed_, stream, u));
     }
     n_params_ += static_cast<uint64_t>(n);
-    std::vector<uint8_t> bytes;
-    switch (type) {
-      case GgmlType::F32:
-        bytes.resize(x.size() * 4);
-        std::memcpy(bytes.data(), x.data(), bytes.size());
-        break;
-      case GgmlType::F16: {
-        bytes.resize(x.size() * 2);
-        for (size_t i = 0; i < x.size(); ++i) {
-          const fp16_t h = fp32_to_fp16(x[i]);
-          std::memcpy(bytes.data() + 2 * i, &h, 2);
-        }
-        break;
-      }
-      default: {
-        const QuantizeWeightsFn q = weight_quantizer(type);
-        const auto row_bytes = ggml_row_bytes(type, ne[0]);
-        if (q == nullptr) return invalid_argument_error(std::string("synth: weight type ") + ggml_type_name(type) +
-                                                        " is not supported (" + kSupportedTypes + ")");
-        if (!row_bytes)
-          return invalid_argument_error("synth: tensor '" + name + "' has rows of " + std::to_string(ne[0]) +
-                                        " elements, not a multiple of the " + ggml_type_name(type) + " block size");
-        const int64_t n_rows = n / ne[0];
-        bytes.resize(*row_bytes * static_cast<size_t>(n_rows));
-        for (int64_t r = 0; r < n_rows; ++r)
-          q(x.data() + r * ne[0], bytes.data() + static_cast<size_t>(r) * *row_bytes, ne[0]);
-        break;
-      }
-    }
+    const QuantizeWeightsFn q = weight_quantizer(type);
+    const auto row_bytes = ggml_row_bytes(type, ne[0]);
+    if (q == nullptr)
+      return invalid_argument_error(std::string("synth: LES cannot write weights of type ") + ggml_type_name(type));
+    if (!row_bytes)
+      return invalid_argument_error("synth: tensor '" + name + "' has rows of " + std::to_string(ne[0]) +
+                                    " elements, not a multiple of the " + ggml_type_name(type) + " block size");
+    const int64_t n_rows = n / ne[0];
+    std::vector<uint8_t> bytes(*row_bytes * static_cast<size_t>(n_rows));
+    for (int64_t r = 0; r < n_rows; ++r)
+      q(x.data() + r * ne[0], bytes.data() + static_cast<size_t>(r) * *row_bytes, ne[0], nullptr);
     return w.add_tensor(name, type, ne, bytes.data(), bytes.size());
   }
 
@@ -205,9 +166,8 @@ Result<SynthPreset> synth_preset(std::string_view name) {
 
 Result<SynthInfo> write_synth_model(const SynthPreset& p, const SynthOptions& opts, const std::string& path) {
   LES_RETURN_IF_ERROR(check_preset(p));
-  if (opts.type != GgmlType::F16 && opts.type != GgmlType::F32 && weight_quantizer(opts.type) == nullptr)
-    return invalid_argument_error(std::string("synth: weight type ") + ggml_type_name(opts.type) +
-                                  " is not supported (" + kSupportedTypes + ")");
+  if (weight_quantizer(opts.type) == nullptr)
+    return invalid_argument_error(std::string("synth: LES cannot write weights of type ") + ggml_type_name(opts.type));
   LES_ASSIGN_OR_RETURN(SpmVocab vocab, learn_spm_vocab(default_vocab_text(), p.n_vocab_max));
   const int64_t n_vocab = static_cast<int64_t>(vocab.tokens.size());
 
