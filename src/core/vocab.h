@@ -1,0 +1,138 @@
+// Vocab: the tokenizer vocabulary of a model, read from GGUF `tokenizer.ggml.*`
+// metadata (or built in memory for tests).
+//
+// Keys read (source: GGUF spec, "Tokenizer" section, and the files llama.cpp's
+// converter writes):
+//   tokenizer.ggml.model          string: "llama" (SentencePiece BPE, SPM) or
+//                                 "gpt2" (byte-level BPE). Anything else
+//                                 ("bert", "t5", "rwkv", ...) is unsupported.
+//   tokenizer.ggml.pre            string, optional: pre-tokenizer name (BPE);
+//                                 absent = "default".
+//   tokenizer.ggml.tokens         array of string, one per token id.
+//   tokenizer.ggml.scores         array of float32, optional (SPM merge priority).
+//   tokenizer.ggml.token_type     array of int32, optional (TokenType values).
+//   tokenizer.ggml.merges         array of string "left right", BPE only; the
+//                                 index is the merge rank (0 = merged first).
+//   tokenizer.ggml.{bos,eos,unknown,padding}_token_id   uint32, optional.
+//   tokenizer.ggml.{add_bos_token,add_eos_token,add_space_prefix}  bool, optional.
+// Defaults when a key is absent: SPM bos=1, eos=2, unk=0 (when those ids
+// exist), add_bos=true, add_space_prefix=true; BPE ids none, add_bos=false,
+// add_space_prefix=false; add_eos=false.
+//
+// Errors: unsupported (model type), format (missing tokens, array length or
+// element type mismatch, token type out of 0..6, special id out of range).
+//
+// Thread-safety: immutable after construction; all members are const.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "util/status.h"
+
+namespace les {
+
+namespace gguf {
+class GgufFile;
+}
+
+// "No token" sentinel for optional special ids.
+inline constexpr int32_t kNoToken = -1;
+
+// tokenizer.ggml.token_type values (same numbering as llama.cpp / gguf-py).
+enum class TokenType : int32_t {
+  undefined = 0,
+  normal = 1,
+  unknown = 2,
+  control = 3,       // <s>, </s>, <|im_start|>: never produced from text unless parse_special
+  user_defined = 4,  // added tokens: always matched literally in text
+  unused = 5,
+  byte = 6,          // SPM byte-fallback piece "<0xNN>"
+};
+
+// Which tokenization algorithm the vocabulary is for.
+enum class VocabModel {
+  spm,  // tokenizer.ggml.model = "llama"
+  bpe,  // tokenizer.ggml.model = "gpt2"
+};
+
+// Everything needed to build a Vocab; the GGUF loader fills it, tests build it
+// by hand. Empty `scores`/`types` mean all 0 / all normal.
+struct VocabData {
+  std::string model;  // "llama" or "gpt2"
+  std::string pre;    // "" = absent
+  std::vector<std::string> tokens;
+  std::vector<float> scores;
+  std::vector<TokenType> types;
+  std::vector<std::string> merges;  // "left right"
+  std::optional<int64_t> bos, eos, unk, pad;
+  std::optional<bool> add_bos, add_eos, add_space_prefix;
+};
+
+class Vocab {
+ public:
+  // A BPE merge: the rank (priority, lower first) and the token id it produces.
+  struct Merge {
+    int32_t rank = 0;
+    int32_t result = kNoToken;
+  };
+
+  // Reads the keys listed at the top of this file.
+  static Result<Vocab> from_gguf(const gguf::GgufFile& file);
+  // Validates and indexes `data`. Merges whose sides or result are not tokens
+  // are dropped (they can never apply); see n_merges_dropped().
+  static Result<Vocab> build(VocabData data);
+
+  VocabModel model() const noexcept { return model_; }
+  const std::string& model_name() const noexcept { return model_name_; }
+  // Pre-tokenizer name; "default" when the key is absent.
+  const std::string& pre() const noexcept { return pre_; }
+
+  int32_t n_tokens() const noexcept { return static_cast<int32_t>(tokens_.size()); }
+  bool is_valid_id(int32_t id) const noexcept { return id >= 0 && id < n_tokens(); }
+  // Precondition for the three below: is_valid_id(id).
+  const std::string& text(int32_t id) const { return tokens_[static_cast<size_t>(id)]; }
+  float score(int32_t id) const { return scores_[static_cast<size_t>(id)]; }
+  TokenType type(int32_t id) const { return types_[static_cast<size_t>(id)]; }
+
+  // Id of the token whose text is exactly `text`, or kNoToken. When the file
+  // has duplicate texts the last id wins (as llama.cpp does).
+  int32_t find(std::string_view text) const;
+
+  // The merge of adjacent tokens (left, right), or null if there is none.
+  const Merge* find_merge(int32_t left, int32_t right) const;
+  size_t n_merges() const noexcept { return merges_.size(); }
+  size_t n_merges_dropped() const noexcept { return n_merges_dropped_; }
+
+  int32_t bos() const noexcept { return bos_; }
+  int32_t eos() const noexcept { return eos_; }
+  int32_t unk() const noexcept { return unk_; }
+  int32_t pad() const noexcept { return pad_; }
+  bool add_bos() const noexcept { return add_bos_; }
+  bool add_eos() const noexcept { return add_eos_; }
+  bool add_space_prefix() const noexcept { return add_space_prefix_; }
+
+ private:
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+
+  VocabModel model_ = VocabModel::spm;
+  std::string model_name_;
+  std::string pre_;
+  std::vector<std::string> tokens_;
+  std::vector<float> scores_;
+  std::vector<TokenType> types_;
+  std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> token_to_id_;
+  std::unordered_map<uint64_t, Merge> merges_;  // key: (uint64 left << 32) | right
+  size_t n_merges_dropped_ = 0;
+  int32_t bos_ = kNoToken, eos_ = kNoToken, unk_ = kNoToken, pad_ = kNoToken;
+  bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false;
+};
+
+}  // namespace les
