@@ -9,10 +9,13 @@ file(GLOB LES_CORE_SOURCES CONFIGURE_DEPENDS
   ${CMAKE_SOURCE_DIR}/src/sched/*.cpp
   ${CMAKE_SOURCE_DIR}/bindings/c/*.cpp)
 
+# ICU (libicu-dev): Unicode general categories for the BPE pre-tokenizers.
+find_package(ICU REQUIRED COMPONENTS uc)
+
 add_library(les_obj OBJECT ${LES_CORE_SOURCES})
 target_include_directories(les_obj PUBLIC ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include)
 target_link_libraries(les_obj PUBLIC les_kernels_obj fmt::fmt spdlog::spdlog nlohmann_json::nlohmann_json
-                      Eigen3::Eigen Threads::Threads)
+                      Eigen3::Eigen Threads::Threads ICU::uc)
 if(LIBURING_FOUND)
   target_link_libraries(les_obj PUBLIC PkgConfig::LIBURING)
   target_compile_definitions(les_obj PUBLIC LES_HAVE_LIBURING=1)
@@ -25,7 +28,7 @@ target_link_libraries(les_static PUBLIC les_obj)
 set_target_properties(les_static PROPERTIES OUTPUT_NAME les)
 
 add_library(les_shared SHARED $<TARGET_OBJECTS:les_obj> $<TARGET_OBJECTS:les_kernels_obj>)
-target_link_libraries(les_shared PRIVATE fmt::fmt spdlog::spdlog Threads::Threads)
+target_link_libraries(les_shared PRIVATE fmt::fmt spdlog::spdlog Threads::Threads ICU::uc)
 if(LIBURING_FOUND)
   target_link_libraries(les_shared PRIVATE PkgConfig::LIBURING)
 endif()
