@@ -1,0 +1,33 @@
+// The backends the io tests run against, and how they are created: a backend
+// the kernel or build refuses is reported skipped (mark_skipped, exit 77),
+// never silently passed.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/io_backend.h"
+#include "io/pread_backend.h"
+#include "support/fixtures.h"
+
+namespace les::test {
+
+inline std::vector<std::string> io_backend_kinds() { return {"pread"}; }
+
+// The backend, or nullptr after mark_skipped when this machine cannot run it.
+// Any other failure fails the test.
+inline std::unique_ptr<les::io::IoBackend> make_io_backend(const std::string& kind,
+                                                           const les::io::IoOptions& options) {
+  les::Result<std::unique_ptr<les::io::IoBackend>> r = les::io::create_pread_backend(options);
+  if (!r.ok()) {
+    if (r.status().code() == les::StatusCode::unsupported) {
+      mark_skipped(kind + " backend: " + r.status().to_string());
+      return nullptr;
+    }
+    FAIL("creating the " << kind << " backend: " << r.status().to_string());
+  }
+  return std::move(r).value();
+}
+
+}  // namespace les::test
