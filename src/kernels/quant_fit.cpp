@@ -74,16 +74,14 @@ int nearest_level(const Levels& levels, float v) {
     const float r = std::nearbyint(v) - static_cast<float>(levels.lo);
     return static_cast<int>(std::clamp(r, 0.0f, static_cast<float>(levels.count - 1)));
   }
-  int best = 0;
-  float best_dist = std::fabs(v - static_cast<float>(levels.values[0]));
-  for (int k = 1; k < levels.count; ++k) {
-    const float dist = std::fabs(v - static_cast<float>(levels.values[k]));
-    if (dist < best_dist) {
-      best = k;
-      best_dist = dist;
-    }
-  }
-  return best;
+  // Levels are ascending: the nearest is the first level >= v or the one before it.
+  const int* first = levels.values;
+  const int* it = std::lower_bound(first, first + levels.count, v,
+                                   [](int level, float value) { return static_cast<float>(level) < value; });
+  if (it == first) return 0;
+  if (it == first + levels.count) return levels.count - 1;
+  const float above = static_cast<float>(*it) - v, below = v - static_cast<float>(*(it - 1));
+  return static_cast<int>(it - first) - (below <= above ? 1 : 0);
 }
 
 void codes_for_scale(const float* x, int n, float d, const Levels& levels, uint8_t* k) {

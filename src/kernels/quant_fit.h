@@ -27,7 +27,8 @@ struct Levels {
 // Contiguous integer levels lo..hi.
 inline Levels contiguous_levels(int lo, int hi) { return Levels{nullptr, hi - lo + 1, lo, hi}; }
 
-// Index into the levels (0..count-1) of the level nearest to v (ties to the lower).
+// Index into the levels (0..count-1) of the level nearest to v (ties: to even for
+// contiguous levels, to the lower level for a table).
 int nearest_level(const Levels& levels, float v);
 
 // Level value of index k.
