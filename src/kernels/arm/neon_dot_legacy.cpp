@@ -1,0 +1,133 @@
+// NEON dot products of the 32-element "legacy" quantisation formats (Q4_0,
+// Q5_0, Q8_0, IQ4_NL against Q8_0 activations; Q4_1, Q5_1 against Q8_1).
+//
+// Per block: an exact int32 dot of the 32 weight quants with the 32 activation
+// quants, scaled by d_w * d_x in F32 (plus m_w * s_x for the _1 formats, s_x =
+// d_x * sum(q_x) stored in the Q8_1 block). Source: block_formats.h.
+#include <arm_neon.h>
+
+#include "kernels/arm/neon_kernels.h"
+#include "kernels/arm/neon_simd.h"
+#include "kernels/block_formats.h"
+
+namespace les::kernels {
+namespace {
+
+using neon::as_s8;
+using neon::dot_s8x2;
+using neon::f16_to_f32;
+using neon::high_nibbles;
+using neon::low_nibbles;
+
+// Bit i of the 32-bit little-endian qh (Q5_0/Q5_1) as 0x10 in byte i: returns
+// the fifth bit of elements 0..15 (lo) and 16..31 (hi).
+struct FifthBits {
+  uint8x16_t lo, hi;
+};
+inline FifthBits fifth_bits(const uint8_t qh[4]) {
+  static constexpr uint8_t kBit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+  const uint8x16_t bit = vld1q_u8(kBit);
+  const uint8x16_t b01 = vcombine_u8(vdup_n_u8(qh[0]), vdup_n_u8(qh[1]));
+  const uint8x16_t b23 = vcombine_u8(vdup_n_u8(qh[2]), vdup_n_u8(qh[3]));
+  const uint8x16_t h10 = vdupq_n_u8(0x10);
+  return {vandq_u8(vtstq_u8(b01, bit), h10), vandq_u8(vtstq_u8(b23, bit), h10)};
+}
+
+}  // namespace
+
+void vec_dot_q4_0_q8_0_neon(int64_t n, float* s, const void* w, const void* x) {
+  const auto* wb = static_cast<const block_q4_0*>(w);
+  const auto* xb = static_cast<const block_q8_0*>(x);
+  const int64_t nb = n / kQK4_0;
+  const int8x16_t eight = vdupq_n_s8(8);
+  float32x4_t acc = vdupq_n_f32(0.0f);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8x16_t q = vld1q_u8(wb[b].qs);
+    const int8x16_t w0 = vsubq_s8(as_s8(low_nibbles(q)), eight);   // elements 0..15
+    const int8x16_t w1 = vsubq_s8(as_s8(high_nibbles(q)), eight);  // elements 16..31
+    const int32x4_t dot = dot_s8x2(w0, vld1q_s8(xb[b].qs), w1, vld1q_s8(xb[b].qs + 16));
+    acc = vmlaq_n_f32(acc, vcvtq_f32_s32(dot), f16_to_f32(wb[b].d) * f16_to_f32(xb[b].d));
+  }
+  *s = vaddvq_f32(acc);
+}
+
+void vec_dot_q5_0_q8_0_neon(int64_t n, float* s, const void* w, const void* x) {
+  const auto* wb = static_cast<const block_q5_0*>(w);
+  const auto* xb = static_cast<const block_q8_0*>(x);
+  const int64_t nb = n / kQK5_0;
+  const int8x16_t sixteen = vdupq_n_s8(16);
+  float32x4_t acc = vdupq_n_f32(0.0f);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8x16_t q = vld1q_u8(wb[b].qs);
+    const FifthBits h = fifth_bits(wb[b].qh);
+    const int8x16_t w0 = vsubq_s8(as_s8(vorrq_u8(low_nibbles(q), h.lo)), sixteen);
+    const int8x16_t w1 = vsubq_s8(as_s8(vorrq_u8(high_nibbles(q), h.hi)), sixteen);
+    const int32x4_t dot = dot_s8x2(w0, vld1q_s8(xb[b].qs), w1, vld1q_s8(xb[b].qs + 16));
+    acc = vmlaq_n_f32(acc, vcvtq_f32_s32(dot), f16_to_f32(wb[b].d) * f16_to_f32(xb[b].d));
+  }
+  *s = vaddvq_f32(acc);
+}
+
+void vec_dot_q8_0_q8_0_neon(int64_t n, float* s, const void* w, const void* x) {
+  const auto* wb = static_cast<const block_q8_0*>(w);
+  const auto* xb = static_cast<const block_q8_0*>(x);
+  const int64_t nb = n / kQK8_0;
+  float32x4_t acc = vdupq_n_f32(0.0f);
+  for (int64_t b = 0; b < nb; ++b) {
+    const int32x4_t dot = dot_s8x2(vld1q_s8(wb[b].qs), vld1q_s8(xb[b].qs),
+                                   vld1q_s8(wb[b].qs + 16), vld1q_s8(xb[b].qs + 16));
+    acc = vmlaq_n_f32(acc, vcvtq_f32_s32(dot), f16_to_f32(wb[b].d) * f16_to_f32(xb[b].d));
+  }
+  *s = vaddvq_f32(acc);
+}
+
+void vec_dot_iq4_nl_q8_0_neon(int64_t n, float* s, const void* w, const void* x) {
+  const auto* wb = static_cast<const block_iq4_nl*>(w);
+  const auto* xb = static_cast<const block_q8_0*>(x);
+  const int64_t nb = n / kQK4_NL;
+  const int8x16_t table = vld1q_s8(kIQ4NLValues);  // the non-linear codebook, indexed by the 4-bit code
+  float32x4_t acc = vdupq_n_f32(0.0f);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8x16_t q = vld1q_u8(wb[b].qs);
+    const int8x16_t w0 = vqtbl1q_s8(table, low_nibbles(q));
+    const int8x16_t w1 = vqtbl1q_s8(table, high_nibbles(q));
+    const int32x4_t dot = dot_s8x2(w0, vld1q_s8(xb[b].qs), w1, vld1q_s8(xb[b].qs + 16));
+    acc = vmlaq_n_f32(acc, vcvtq_f32_s32(dot), f16_to_f32(wb[b].d) * f16_to_f32(xb[b].d));
+  }
+  *s = vaddvq_f32(acc);
+}
+
+void vec_dot_q4_1_q8_1_neon(int64_t n, float* s, const void* w, const void* x) {
+  const auto* wb = static_cast<const block_q4_1*>(w);
+  const auto* xb = static_cast<const block_q8_1*>(x);
+  const int64_t nb = n / kQK4_1;
+  float32x4_t acc = vdupq_n_f32(0.0f);
+  float sum_m = 0.0f;  // sum over blocks of m_w * s_x
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8x16_t q = vld1q_u8(wb[b].qs);
+    const int32x4_t dot = dot_s8x2(as_s8(low_nibbles(q)), vld1q_s8(xb[b].qs),
+                                   as_s8(high_nibbles(q)), vld1q_s8(xb[b].qs + 16));
+    acc = vmlaq_n_f32(acc, vcvtq_f32_s32(dot), f16_to_f32(wb[b].d) * f16_to_f32(xb[b].d));
+    sum_m += f16_to_f32(wb[b].m) * f16_to_f32(xb[b].s);
+  }
+  *s = vaddvq_f32(acc) + sum_m;
+}
+
+void vec_dot_q5_1_q8_1_neon(int64_t n, float* s, const void* w, const void* x) {
+  const auto* wb = static_cast<const block_q5_1*>(w);
+  const auto* xb = static_cast<const block_q8_1*>(x);
+  const int64_t nb = n / kQK5_1;
+  float32x4_t acc = vdupq_n_f32(0.0f);
+  float sum_m = 0.0f;
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8x16_t q = vld1q_u8(wb[b].qs);
+    const FifthBits h = fifth_bits(wb[b].qh);
+    const int32x4_t dot = dot_s8x2(as_s8(vorrq_u8(low_nibbles(q), h.lo)), vld1q_s8(xb[b].qs),
+                                   as_s8(vorrq_u8(high_nibbles(q), h.hi)), vld1q_s8(xb[b].qs + 16));
+    acc = vmlaq_n_f32(acc, vcvtq_f32_s32(dot), f16_to_f32(wb[b].d) * f16_to_f32(xb[b].d));
+    sum_m += f16_to_f32(wb[b].m) * f16_to_f32(xb[b].s);
+  }
+  *s = vaddvq_f32(acc) + sum_m;
+}
+
+}  // namespace les::kernels
