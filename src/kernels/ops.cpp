@@ -6,7 +6,7 @@ namespace les::ops {
 
 void rms_norm(const float* x, const float* w, int64_t n, float eps, float* out) {
   double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i] * x[i]);  // float product, double sum (ggml)
   const float mean = static_cast<float>(sum / static_cast<double>(n));
   const float scale = 1.0f / std::sqrt(mean + eps);
   for (int64_t i = 0; i < n; ++i) {

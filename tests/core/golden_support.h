@@ -202,3 +202,52 @@ inline void print_stats(const std::string& name, const GoldenStats& s) {
 }
 
 }  // namespace les::test
+
+namespace les::test {
+
+// How strictly a file is held to its reference.
+enum class GoldenKind {
+  exact,    // F16: every clear teacher-forced step, top-20 within `logit_tol`
+  strict_tf,  // Q8_0: every clear teacher-forced step and the same top-1 at the last prompt
+              // position; logit error only reported (one Q8_0 rounding flip of an activation,
+              // from ulp-level differences such as ggml's SIMD expf, moves logits by ~0.1 on
+              // these random-weight models)
+  kquant,   // K-quants: >= 93% of clear steps; logit error only reported
+};
+
+struct GoldenCase {
+  const char* model;      // relative to the fixtures root
+  const char* reference;  // relative to the fixtures root
+  GoldenKind kind;
+  double logit_tol;       // top-20 bound for `exact`
+  bool free_run;          // check (e)
+};
+
+inline void run_golden_case(const GoldenCase& gc) {
+  LES_REQUIRE_FIXTURE(path, gc.model);
+  LES_REQUIRE_FIXTURE(ref_path, gc.reference);
+  auto model = load_model(path);
+  const auto ref = load_json(ref_path);
+  GoldenStats st;
+  run_prompt_checks(*model, ref, fixtures_root(), gc.free_run, st);
+  if (ref.contains("experts")) run_expert_checks(*model, ref, st);
+  print_stats(gc.model, st);
+  REQUIRE(st.tf_checked > 0);
+  if (gc.kind == GoldenKind::exact) {
+    CHECK(st.tf_agree == st.tf_checked);
+    CHECK(st.top20_max_err <= gc.logit_tol);
+    CHECK(st.top20_set_mismatch == 0);
+  } else if (gc.kind == GoldenKind::strict_tf) {
+    CHECK(st.tf_agree == st.tf_checked);
+    CHECK(st.top1_mismatch == 0);
+  } else {
+    CHECK(st.tf_agree >= 0.93 * st.tf_checked);
+  }
+  if (gc.free_run) CHECK(st.free_run_prefix_fail == 0);
+  if (ref.contains("experts")) {
+    CHECK(st.experts_checked > 0);
+    CHECK(st.experts_agree == st.experts_checked);
+  }
+}
+
+}  // namespace les::test
