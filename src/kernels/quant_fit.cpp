@@ -16,6 +16,15 @@ constexpr int kRefinements = 3; // nearest-codes / least-squares rounds after th
 
 inline double weight(const float* w, int i) { return w ? static_cast<double>(w[i]) : 1.0; }
 
+// Rounds v to the nearest integer (ties to even), then returns it minus lo,
+// clamped to [0, count - 1]. NaN gives 0, so non-finite input never reaches an
+// undefined float-to-int conversion.
+inline int round_clamped(float v, int lo, int count) {
+  const float r = std::nearbyint(v) - static_cast<float>(lo);
+  if (!(r > 0.0f)) return 0;
+  return r < static_cast<float>(count - 1) ? static_cast<int>(r) : count - 1;
+}
+
 // Least-squares d for fixed symmetric codes; returns false if sum w L^2 == 0.
 bool solve_symmetric(const float* x, const float* w, int n, const Levels& levels, const uint8_t* k, double& d,
                      double& err) {
@@ -71,8 +80,7 @@ double affine_error(const float* x, const float* w, int n, const uint8_t* q, dou
 
 int nearest_level(const Levels& levels, float v) {
   if (!levels.values) {
-    const float r = std::nearbyint(v) - static_cast<float>(levels.lo);
-    return static_cast<int>(std::clamp(r, 0.0f, static_cast<float>(levels.count - 1)));
+    return round_clamped(v, levels.lo, levels.count);
   }
   // Levels are ascending: the nearest is the first level >= v or the one before it.
   const int* first = levels.values;
@@ -92,8 +100,7 @@ void codes_for_scale(const float* x, int n, float d, const Levels& levels, uint8
 void codes_for_affine(const float* x, int n, float d, float b, int qmax, uint8_t* q) {
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
   for (int i = 0; i < n; ++i) {
-    const float r = std::nearbyint((x[i] - b) * id);
-    q[i] = static_cast<uint8_t>(std::clamp(r, 0.0f, static_cast<float>(qmax)));
+    q[i] = static_cast<uint8_t>(round_clamped((x[i] - b) * id, 0, qmax + 1));
   }
 }
 

@@ -15,8 +15,14 @@
 namespace les::kernels {
 namespace {
 
-// Round half to even in the default rounding mode.
-int round_half_even(float v) { return static_cast<int>(std::nearbyint(v)); }
+// Round half to even in the default rounding mode, saturated to the int8 range
+// (finite inputs never reach it: |v| <= 127 by construction); NaN gives -128,
+// so non-finite activations never reach an undefined float-to-int conversion.
+int round_half_even(float v) {
+  const float r = std::nearbyint(v);
+  if (!(r > -128.0f)) return -128;
+  return r < 127.0f ? static_cast<int>(r) : 127;
+}
 
 // Shared by Q8_0 and Q8_1: quantises 32 values, returns the F32 scale d.
 float quantize_block_32(const float* x, int8_t* qs) {

@@ -1,7 +1,9 @@
 // Reference activation quantisers against ggml's CPU from_float: the Q8_K and
 // Q8_0 bytes in shared/fixtures/quant must be reproduced exactly.
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -109,4 +111,20 @@ TEST_CASE("Q8_0 and Q8_1 round half to even and keep s = d * sum(q)", "[kernels]
   quantize_row_q8_0_ref(zeros, &q0, 32);
   CHECK(q0.d == 0);
   for (int i = 0; i < 32; ++i) CHECK(q0.qs[i] == 0);
+}
+
+TEST_CASE("activation quantisers keep non-finite input inside its block", "[kernels][quantize]") {
+  std::vector<float> x(2 * les::kQKK);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(0.1f * static_cast<float>(i));
+  les::block_q8_K ref[2], got[2];
+  quantize_row_q8_K_ref(x.data(), ref, 2 * les::kQKK);
+  x[5] = std::numeric_limits<float>::infinity();
+  quantize_row_q8_K_ref(x.data(), got, 2 * les::kQKK);
+  CHECK(std::memcmp(&got[1], &ref[1], sizeof(les::block_q8_K)) == 0);
+  les::block_q8_0 r0[2], g0[2];
+  x[5] = 0.5f;
+  quantize_row_q8_0_ref(x.data(), r0, 64);
+  x[5] = std::nanf("");
+  quantize_row_q8_0_ref(x.data(), g0, 64);  // NaN in block 0
+  CHECK(std::memcmp(&g0[1], &r0[1], sizeof(les::block_q8_0)) == 0);
 }

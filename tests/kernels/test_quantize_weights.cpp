@@ -4,7 +4,9 @@
 // of the rel_rmse_per_row that shared/fixtures/quant/manifest.json records for
 // ggml_quantize_chunk, with and without imatrix_512.f32 as importance.
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -164,4 +166,25 @@ TEST_CASE("reference_weight_quantizer covers the producible types only", "[kerne
   reference_weight_quantizer(GgmlType::F16)(x, h, 2, imp);
   CHECK(h[0] == 0x3C00);
   CHECK(h[1] == 0x7BFF);
+}
+
+TEST_CASE("a NaN or inf in one block leaves every other block of the row unchanged", "[kernels][quantize]") {
+  const int64_t n = 1024;
+  std::vector<float> clean(n);
+  for (int64_t i = 0; i < n; ++i) clean[i] = std::sin(0.37f * static_cast<float>(i)) * 2.0f;
+  for (const Case& c : kCases) {
+    DYNAMIC_SECTION(c.stem) {
+      const int64_t bs = les::ggml_type_traits(c.type).block_size;
+      const size_t bb = les::ggml_type_traits(c.type).block_bytes;
+      std::vector<uint8_t> ref(*les::ggml_row_bytes(c.type, n)), got(ref.size());
+      quantizer(c.type)(clean.data(), ref.data(), n, nullptr);
+      for (const float bad : {std::nanf(""), std::numeric_limits<float>::infinity()}) {
+        std::vector<float> x = clean;
+        x[bs + 3] = bad;  // inside block 1
+        quantizer(c.type)(x.data(), got.data(), n, nullptr);
+        CHECK(std::equal(got.begin(), got.begin() + bb, ref.begin()));             // block 0
+        CHECK(std::equal(got.begin() + 2 * bb, got.end(), ref.begin() + 2 * bb));  // blocks 2..
+      }
+    }
+  }
 }
