@@ -2,6 +2,7 @@
 
 #include <array>
 #include <queue>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -16,7 +17,21 @@ constexpr std::string_view kSpaceMark = "\xE2\x96\x81";  // U+2581 LOWER ONE EIG
 class SpmTokenizer final : public Tokenizer {
  public:
   explicit SpmTokenizer(std::shared_ptr<const Vocab> vocab) : Tokenizer(std::move(vocab)) {
-    for (int b = 0; b < 256; ++b) byte_ids_[static_cast<size_t>(b)] = this->vocab().find(fmt::format("<0x{:02X}>", b));
+    const Vocab& v = this->vocab();
+    for (int b = 0; b < 256; ++b) byte_ids_[static_cast<size_t>(b)] = v.find(fmt::format("<0x{:02X}>", b));
+    // Every adjacent character pair inside any token text (escaped, as the
+    // text to tokenize is).
+    for (int32_t id = 0; id < v.n_tokens(); ++id) {
+      const std::string& t = v.text(id);
+      uint32_t prev = 0;
+      for (size_t i = 0; i < t.size();) {
+        const utf8::Decoded d = utf8::decode(t, i);
+        const uint32_t key = char_key(d, static_cast<unsigned char>(t[i]));
+        if (i > 0) inner_pairs_.insert(pair_key(prev, key));
+        prev = key;
+        i += d.len;
+      }
+    }
   }
 
  protected:
@@ -53,7 +68,23 @@ class SpmTokenizer final : public Tokenizer {
     q.push({vocab().score(id), l, r, len});
   }
 
+  // Characters as 32-bit keys: the code point, or 0x110000 + byte for an
+  // invalid byte (so it never equals a real character).
+  static uint32_t char_key(const utf8::Decoded& d, unsigned char first_byte) {
+    return d.valid ? static_cast<uint32_t>(d.cp) : 0x110000u + first_byte;
+  }
+  static uint64_t pair_key(uint32_t a, uint32_t b) { return (static_cast<uint64_t>(a) << 32) | b; }
+
+  // Runs the merges on symbols [begin, end) and appends their ids.
+  Status encode_segment(const std::string& s, std::vector<Symbol>& syms, int32_t begin, int32_t end,
+                        std::vector<int32_t>& out) const;
+
   std::array<int32_t, 256> byte_ids_{};
+  // Adjacent character pairs that occur inside some token. Between two
+  // characters whose pair is not here no merge can ever happen, so the text
+  // is cut there and each segment merged on its own (same result as merging
+  // the whole text, with a small heap per segment).
+  std::unordered_set<uint64_t> inner_pairs_;
 };
 
 Status SpmTokenizer::encode_text(std::string_view text, bool after_special, std::vector<int32_t>& out) const {
@@ -70,18 +101,33 @@ Status SpmTokenizer::encode_text(std::string_view text, bool after_special, std:
   }
 
   std::vector<Symbol> syms;
+  std::vector<uint32_t> keys;
   syms.reserve(s.size());
+  keys.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
     const utf8::Decoded d = utf8::decode(s, i);
-    const auto idx = static_cast<int32_t>(syms.size());
-    syms.push_back({idx - 1, idx + 1, static_cast<uint32_t>(i), d.len});
+    syms.push_back({0, 0, static_cast<uint32_t>(i), d.len});
+    keys.push_back(char_key(d, static_cast<unsigned char>(s[i])));
     i += d.len;
   }
-  if (syms.empty()) return {};
-  syms.back().next = -1;
+  // Independent segments: no piece contains the adjacent pair at a cut.
+  size_t begin = 0;
+  for (size_t i = 1; i <= syms.size(); ++i) {
+    if (i < syms.size() && inner_pairs_.count(pair_key(keys[i - 1], keys[i])) != 0) continue;
+    LES_RETURN_IF_ERROR(encode_segment(s, syms, static_cast<int32_t>(begin), static_cast<int32_t>(i), out));
+    begin = i;
+  }
+  return {};
+}
 
+Status SpmTokenizer::encode_segment(const std::string& s, std::vector<Symbol>& syms, int32_t begin, int32_t end,
+                                    std::vector<int32_t>& out) const {
+  for (int32_t i = begin; i < end; ++i) {
+    syms[static_cast<size_t>(i)].prev = i - 1 >= begin ? i - 1 : -1;
+    syms[static_cast<size_t>(i)].next = i + 1 < end ? i + 1 : -1;
+  }
   Queue q;
-  for (int32_t i = 1; i < static_cast<int32_t>(syms.size()); ++i) try_add(s, syms, i - 1, i, q);
+  for (int32_t i = begin + 1; i < end; ++i) try_add(s, syms, i - 1, i, q);
   while (!q.empty()) {
     const Bigram b = q.top();
     q.pop();
@@ -97,7 +143,7 @@ Status SpmTokenizer::encode_text(std::string_view text, bool after_special, std:
     try_add(s, syms, b.left, l.next, q);
   }
 
-  for (int32_t i = 0; i >= 0; i = syms[static_cast<size_t>(i)].next) {
+  for (int32_t i = begin; i >= 0; i = syms[static_cast<size_t>(i)].next) {
     const Symbol& sym = syms[static_cast<size_t>(i)];
     const std::string_view piece = std::string_view(s).substr(sym.start, sym.len);
     const int32_t id = vocab().find(piece);
