@@ -82,6 +82,7 @@ TEST_CASE("vec_dot refs reproduce ggml's matvec y.f32", "[kernels][vec_dot]") {
       const double n_blocks = static_cast<double>(kCols / les::ggml_type_traits(c.wtype).block_size);
       double worst_ratio = 0;  // max |err| / tolerance, reported
       double worst_rel = 0;    // max |err| / |y|
+      double worst_abs = 0, sum_y2 = 0;
       std::vector<float> wdeq(kCols);
       for (int64_t r = 0; r < kRows; ++r) {
         const uint8_t* wr = w.data() + r * wrow;
@@ -96,9 +97,11 @@ TEST_CASE("vec_dot refs reproduce ggml's matvec y.f32", "[kernels][vec_dot]") {
         CHECK(std::fabs(static_cast<double>(s_own) - y[r]) <= tol);
         worst_ratio = std::max(worst_ratio, err / tol);
         worst_rel = std::max(worst_rel, err / std::fabs(y[r]));
+        worst_abs = std::max(worst_abs, err);
+        sum_y2 += static_cast<double>(y[r]) * y[r];
       }
-      std::printf("matvec %-5s max |ref - ggml| = %.3g of tolerance, max rel %.3g\n", c.type, worst_ratio,
-                  worst_rel);
+      std::printf("matvec %-5s max |ref - ggml| = %.3g of tolerance, %.3g of rms(y), max rel %.3g\n", c.type,
+                  worst_ratio, worst_abs / std::sqrt(sum_y2 / kRows), worst_rel);
     }
   }
 }
