@@ -1,0 +1,77 @@
+// Text generation over a Context: tokenize the prompt, prefill, then decode
+// token by token, streaming each piece of text through a callback.
+//
+// Loop (one stream):
+//   tokens = tokenize(prompt, add BOS iff the vocab says so)
+//   ctx.decode(tokens)                                   <- prefill (batched)
+//   repeat: t = sampler.sample(ctx.logits()); sampler.accept(t)
+//           stop if t is end-of-generation (EOS/EOG) and !ignore_eos (t not emitted)
+//           text = detokenizer.push(t)   (incomplete UTF-8 held back)
+//           emit text, holding back any tail that could begin a stop string
+//           stop at a stop string (its text and what follows are not emitted),
+//           at n_predict tokens, on a full context, or when the callback returns false
+//           ctx.decode({t})                              <- decode
+// The prompt's tokens are accepted into the sampler's penalty window first.
+//
+// Timing (std::chrono::steady_clock): prefill = the prompt's decode call;
+// decode = the single-token decode calls (forward pass only; sampling and
+// detokenizing are timed separately).
+//
+// Thread-safety: runs on the caller's thread; uses ctx, tokenizer and sampler
+// exclusively for its duration.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/context.h"
+#include "core/sampler.h"
+#include "core/stop_strings.h"
+#include "core/tokenizer.h"
+#include "util/status.h"
+
+namespace les {
+
+struct GenerateParams {
+  int32_t n_predict = 128;          // max tokens to generate; < 0 = until EOS / full context
+  bool ignore_eos = false;          // keep generating past EOS/EOG tokens (they emit no text)
+  std::vector<std::string> stop;    // stop strings (empty strings are ignored)
+};
+
+enum class StopReason { eos, stop_string, n_predict, context_full, cancelled };
+const char* stop_reason_name(StopReason r) noexcept;  // "eos", "stop_string", ...
+
+struct GenerateStats {
+  int32_t n_prompt_tokens = 0;
+  int32_t n_generated = 0;          // tokens sampled and accepted (an EOS that stopped the loop excluded)
+  int32_t n_decoded = 0;            // single-token decode calls
+  double prefill_seconds = 0;
+  double decode_seconds = 0;
+  double sample_seconds = 0;
+  StopReason stop_reason = StopReason::n_predict;
+  std::vector<int32_t> tokens;      // the generated token ids
+
+  double prefill_tok_per_s() const { return prefill_seconds > 0 ? n_prompt_tokens / prefill_seconds : 0; }
+  double decode_tok_per_s() const { return decode_seconds > 0 ? n_decoded / decode_seconds : 0; }
+};
+
+// Tokens that end generation: the vocab's EOS plus CONTROL tokens with a
+// known end-of-turn text (<|im_end|>, <|endoftext|>, <|eot_id|>, <|eom_id|>,
+// <end_of_turn>, <|end|>), as llama.cpp's end-of-generation set.
+std::vector<int32_t> end_of_generation_tokens(const Vocab& vocab);
+
+// Receives each piece of generated text (complete UTF-8 unless the model
+// produced invalid bytes); return false to stop (StopReason::cancelled).
+using TextCallback = std::function<bool(std::string_view text)>;
+
+// Runs the loop above on `ctx` from its current position. Errors:
+// invalid_argument (empty prompt after tokenization, prompt longer than the
+// context), the errors of tokenize/decode/sample (with context). Stopping for
+// any StopReason is success.
+Result<GenerateStats> generate(Context& ctx, const Tokenizer& tokenizer, Sampler& sampler, std::string_view prompt,
+                               const GenerateParams& params, const TextCallback& on_text);
+
+}  // namespace les
