@@ -12,6 +12,7 @@ struct ToolState {
 };
 
 void register_inspect(CLI::App& app, ToolState& state);
+void register_run(CLI::App& app, ToolState& state);
 void register_synth(CLI::App& app, ToolState& state);
 
 }  // namespace les::tool

@@ -8,6 +8,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   les::tool::ToolState state;
   les::tool::register_inspect(app, state);
+  les::tool::register_run(app, state);
   les::tool::register_synth(app, state);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,159 @@
+// `les run` end to end: the built tool on the trained fixture (greedy text
+// equals llama.cpp's reference), the embedded default model, and error paths
+// (missing file, garbage file, bad arguments) that must exit non-zero without
+// crashing.
+#include <catch2/catch.hpp>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "support/fixtures.h"
+
+namespace {
+
+struct RunResult {
+  int exit_code = -1;  // -1: did not exit normally (crash)
+  std::string out, err;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+std::string les_binary() {
+  const char* dir = std::getenv("LES_TEST_BINARY_DIR");
+  REQUIRE(dir != nullptr);
+  return std::string(dir) + "/tools/les";
+}
+
+// Single-quotes s for /bin/sh.
+std::string sh_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') q += "'\\''";
+    else q += c;
+  }
+  return q + "'";
+}
+
+// Runs `les ARGS` with optional environment assignments, capturing stdout/stderr.
+RunResult run_les(const std::string& args, const std::string& env = "") {
+  static int n = 0;
+  const std::string base = les::test::temp_dir() + "/cli" + std::to_string(n++);
+  const std::string cmd = env + " " + sh_quote(les_binary()) + " " + args + " >" + base + ".out 2>" + base + ".err";
+  const int status = std::system(cmd.c_str());
+  RunResult r;
+  if (status != -1 && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  r.out = read_file(base + ".out");
+  r.err = read_file(base + ".err");
+  INFO("command: " << cmd << "\nstderr: " << r.err);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("les run: missing model file is an error, not a crash", "[cli]") {
+  auto r = run_les("run -m /nonexistent/model.gguf -n 4");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("/nonexistent/model.gguf") != std::string::npos);
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("les run: a garbage file is an error, not a crash", "[cli]") {
+  const std::string path = les::test::temp_dir() + "/garbage.gguf";
+  {
+    std::ofstream f(path, std::ios::binary);
+    for (int i = 0; i < 4096; ++i) f.put(static_cast<char>((i * 131 + 7) & 0xFF));
+  }
+  auto r = run_les("run -m " + sh_quote(path) + " -n 4");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("garbage.gguf") != std::string::npos);
+  // A truncated real header: GGUF magic, then nothing.
+  const std::string trunc = les::test::temp_dir() + "/truncated.gguf";
+  {
+    std::ofstream f(trunc, std::ios::binary);
+    f.write("GGUF\x03\x00\x00\x00", 8);
+  }
+  auto t = run_les("run -m " + sh_quote(trunc) + " -n 4");
+  CHECK(t.exit_code == 1);
+}
+
+TEST_CASE("les run: bad arguments exit 2 with a message", "[cli]") {
+  struct Case {
+    const char* args;
+    const char* mentions;
+  };
+  for (const Case& c : {Case{"run --temp -1", "temperature"}, Case{"run --top-p 1.5", "top_p"},
+                        Case{"run --top-p 0", "top_p"}, Case{"run --min-p 2", "min_p"},
+                        Case{"run --top-k -3", "top_k"}, Case{"run --repeat-penalty 0", "repeat_penalty"},
+                        Case{"run --ctx -5", "ctx"}, Case{"run -n -7", "-n"}, Case{"run -t -1", "-t"}}) {
+    auto r = run_les(std::string(c.args) + " -m /nonexistent.gguf");
+    INFO(c.args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(c.mentions) != std::string::npos);
+  }
+  auto unknown = run_les("run --no-such-flag");
+  CHECK(unknown.exit_code != 0);
+  CHECK(unknown.exit_code != -1);
+  auto not_a_number = run_les("run --temp abc");
+  CHECK(not_a_number.exit_code != 0);
+  CHECK(not_a_number.exit_code != -1);
+}
+
+TEST_CASE("les run: greedy text on the trained fixture equals llama.cpp's", "[cli]") {
+  LES_REQUIRE_FIXTURE(model, "trained/tiny-qwen3moe-F16.gguf");
+  LES_REQUIRE_FIXTURE(ref_path, "trained/reference/tiny-qwen3moe-F16.json");
+  const auto ref = nlohmann::json::parse(read_file(ref_path));
+  const auto& p0 = ref["prompts"][0];
+  REQUIRE(p0["index"] == 0);
+  const std::string prompt = p0["text"];
+  const std::string expected = p0["greedy"]["text"];
+  auto r = run_les("run -m " + sh_quote(model) + " -p " + sh_quote(prompt) + " --temp 0 -n 32 -t 2");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == expected);
+  CHECK(r.err.find("prompt tokens " + std::to_string(p0["tokens_model"].size())) != std::string::npos);
+  CHECK(r.err.find("decode") != std::string::npos);
+  CHECK(r.err.find("peak RSS") != std::string::npos);
+
+  // A stop string cuts the same text just before it.
+  const std::string stop = ", is";
+  const size_t at = expected.find(stop);
+  REQUIRE(at != std::string::npos);
+  auto s = run_les("run -m " + sh_quote(model) + " -p " + sh_quote(prompt) + " --temp 0 -n 32 --stop " +
+                   sh_quote(stop));
+  REQUIRE(s.exit_code == 0);
+  CHECK(s.out == expected.substr(0, at));
+  CHECK(s.err.find("stop: stop_string") != std::string::npos);
+}
+
+TEST_CASE("les run: without -m it generates and uses the embedded default", "[cli]") {
+  const std::string cache = les::test::temp_dir() + "/xdg-cache";
+  const std::string env = "XDG_CACHE_HOME=" + sh_quote(cache);
+  auto r = run_les("run -n 16 --seed 5 -p 'The river'", env);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("no -m given: using the embedded default") != std::string::npos);
+  CHECK(r.err.find("its output is not meaningful text") != std::string::npos);
+  CHECK(r.err.find("(generated now)") != std::string::npos);
+  CHECK(read_file(cache + "/les/default-tiny-qwen3moe.gguf").size() > 1000000);
+  // The second run reuses the cached file and, with the same seed, prints the same text.
+  auto again = run_les("run -n 16 --seed 5 -p 'The river'", env);
+  REQUIRE(again.exit_code == 0);
+  CHECK(again.err.find("(generated now)") == std::string::npos);
+  CHECK(again.out == r.out);
+  CHECK_FALSE(r.out.empty());
+}
+
+TEST_CASE("les synth writes a preset; bad presets exit 2", "[cli]") {
+  const std::string out = les::test::temp_dir() + "/synth-tiny.gguf";
+  auto r = run_les("synth --preset tiny -o " + sh_quote(out));
+  REQUIRE(r.exit_code == 0);
+  CHECK(read_file(out).substr(0, 4) == "GGUF");
+  auto bad = run_les("synth --preset nope -o " + sh_quote(out));
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("tiny") != std::string::npos);
+}
