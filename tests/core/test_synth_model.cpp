@@ -9,6 +9,7 @@
 
 #include "core/gguf_reader.h"
 #include "core/synth_model.h"
+#include "core/tokenizer.h"
 #include "kernels/ref.h"
 #include "support/fixtures.h"
 
@@ -74,6 +75,18 @@ TEST_CASE("synth tiny writes a loadable qwen3moe GGUF", "[synth]") {
   const auto* embd = g.find_tensor("token_embd.weight");
   REQUIRE(embd != nullptr);
   CHECK(embd->ne[1] == info->n_vocab);
+
+  // Its tokenizer round-trips text, including bytes never seen in training.
+  auto tok = les::Tokenizer::from_gguf(g);
+  REQUIRE(tok.ok());
+  const std::string text = "The river was grey. Caf\xC3\xA9 \xE2\x98\x95 42!";
+  auto ids = (*tok)->tokenize(text, true, false);
+  REQUIRE(ids.ok());
+  CHECK(ids->front() == 1);  // BOS
+  CHECK(ids->size() < text.size());  // merges were used
+  auto back = (*tok)->detokenize(std::span<const int32_t>(*ids).subspan(1));
+  REQUIRE(back.ok());
+  CHECK(*back == text);
 
   // Same preset + seed -> identical bytes; another seed -> different weights.
   const std::string path2 = les::test::temp_dir() + "/tiny2.gguf";
