@@ -27,6 +27,11 @@ Result<std::unique_ptr<Model>> Model::from_gguf(std::unique_ptr<gguf::GgufFile> 
   std::vector<ResidentExpertSource::LayerExperts> le;
   for (const LayerWeights& l : m->w_.layers) le.push_back({l.gate_exps, l.up_exps, l.down_exps});
   m->experts_ = std::make_unique<ResidentExpertSource>(std::move(le));
+  if (m->file_->find("tokenizer.ggml.model") != nullptr) {
+    auto tok = Tokenizer::from_gguf(*m->file_);
+    if (!tok.ok()) return tok.status().with_context("tokenizer");
+    m->tokenizer_ = std::move(tok).value();
+  }
   return m;
 }
 

@@ -17,6 +17,7 @@
 #include "core/expert_source.h"
 #include "core/hparams.h"
 #include "core/model_weights.h"
+#include "core/tokenizer.h"
 #include "kernels/ops.h"
 #include "util/status.h"
 
@@ -71,7 +72,8 @@ struct ModelWeights {
 class Model {
  public:
   // Loads a GGUF model file. Errors: io, format (missing key / tensor, wrong shape,
-  // message names it), unsupported (architecture, tensor type, MoE combination).
+  // message names it), unsupported (architecture, tensor type, MoE combination,
+  // tokenizer model). The tokenizer is built when tokenizer.ggml.model is present.
   static Result<std::unique_ptr<Model>> load(const std::string& path, const ModelParams& params);
   // Same from an already opened file (tests; the Model takes ownership).
   static Result<std::unique_ptr<Model>> from_gguf(std::unique_ptr<gguf::GgufFile> file, const ModelParams& params);
@@ -82,6 +84,10 @@ class Model {
 
   const Hparams& hparams() const noexcept { return hp_; }
   const std::string& architecture() const noexcept { return hp_.arch; }
+  // The tokenizer from the file's tokenizer.ggml.* keys. Precondition: has_tokenizer()
+  // (false only for files without tokenizer.ggml.model, e.g. test models).
+  const Tokenizer& tokenizer() const noexcept { return *tokenizer_; }
+  bool has_tokenizer() const noexcept { return tokenizer_ != nullptr; }
   // "qwen3moe 8L 256d 32x4 experts F16"
   std::string description() const;
   const ArchConfig& config() const noexcept { return cfg_; }
@@ -99,6 +105,7 @@ class Model {
   ArchConfig cfg_;
   ModelWeights w_;
   std::unique_ptr<ResidentExpertSource> experts_;
+  std::unique_ptr<Tokenizer> tokenizer_;
 };
 
 }  // namespace les

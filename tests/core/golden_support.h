@@ -55,6 +55,7 @@ inline int32_t argmax(std::span<const float> x) {
 }
 
 struct GoldenStats {
+  int tok_checked = 0, tok_agree = 0;  // prompts whose tokenization equals tokens_model
   int tf_checked = 0;      // teacher-forced steps with reference margin >= 0.05
   int tf_agree = 0;        // ... of which our argmax equals the reference
   int tf_all_agree = 0;    // all steps (including near-ties)
@@ -91,6 +92,13 @@ inline void run_prompt_checks(const Model& model, const nlohmann::json& ref, con
     const std::vector<int32_t> toks = p["tokens_model"].get<std::vector<int32_t>>();
     const std::vector<int32_t> gids = p["greedy"]["ids"].get<std::vector<int32_t>>();
     const std::vector<double> margins = p["greedy"]["margin_top1_top2"].get<std::vector<double>>();
+    // (a) our tokenizer gives the evaluated sequence
+    REQUIRE(model.has_tokenizer());
+    auto ours = model.tokenizer().tokenize(p["text"].get<std::string>(), /*add_special=*/true,
+                                           /*parse_special=*/false);
+    REQUIRE(ours.ok());
+    ++st.tok_checked;
+    st.tok_agree += *ours == toks;
     ctx->reset();
     Status s = ctx->decode(toks);
     INFO(s.to_string());
@@ -195,9 +203,9 @@ inline void run_expert_checks(const Model& model, const nlohmann::json& ref, Gol
 
 inline void print_stats(const std::string& name, const GoldenStats& s) {
   std::printf(
-      "%s: teacher-forced %d/%d agree (margin>=0.05), %d/%d all steps; top-20 max err %.3g (set mismatches %d, "
+      "%s: tokens %d/%d; teacher-forced %d/%d agree (margin>=0.05), %d/%d all steps; top-20 max err %.3g (set mismatches %d, "
       "top1 mismatches %d); prompt-1 full logits max err %.3g; free-run prefix failures %d; experts %d/%d\n",
-      name.c_str(), s.tf_agree, s.tf_checked, s.tf_all_agree, s.tf_all, s.top20_max_err, s.top20_set_mismatch,
+      name.c_str(), s.tok_agree, s.tok_checked, s.tf_agree, s.tf_checked, s.tf_all_agree, s.tf_all, s.top20_max_err, s.top20_set_mismatch,
       s.top1_mismatch, s.full_max_err, s.free_run_prefix_fail, s.experts_agree, s.experts_checked);
 }
 
@@ -233,6 +241,7 @@ inline void run_golden_case(const GoldenCase& gc) {
   if (ref.contains("experts")) run_expert_checks(*model, ref, st);
   print_stats(gc.model, st);
   REQUIRE(st.tf_checked > 0);
+  CHECK(st.tok_agree == st.tok_checked);
   if (gc.kind == GoldenKind::exact) {
     CHECK(st.tf_agree == st.tf_checked);
     CHECK(st.top20_max_err <= gc.logit_tol);
