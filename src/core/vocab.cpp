@@ -153,7 +153,13 @@ Result<Vocab> Vocab::build(VocabData d) {
   if (v.add_eos_ && v.eos_ == kNoToken) return format_error("tokenizer asks to add EOS but has no eos token id");
 
   if (d.merges.size() > static_cast<size_t>(INT32_MAX)) return format_error("tokenizer has too many merges");
-  v.merges_.reserve(d.merges.size());
+  size_t cap = 16;
+  v.merge_shift_ = 60;
+  while (cap < 2 * d.merges.size()) {
+    cap *= 2;
+    --v.merge_shift_;
+  }
+  v.merge_table_.assign(cap, MergeSlot{kEmptyKey, Merge{}});
   std::string joined;
   for (size_t r = 0; r < d.merges.size(); ++r) {
     const std::string& m = d.merges[r];
@@ -173,7 +179,11 @@ Result<Vocab> Vocab::build(VocabData d) {
     }
     const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(l)) << 32) | static_cast<uint32_t>(rt);
     // A repeated pair keeps its first (lowest) rank.
-    v.merges_.try_emplace(key, Merge{static_cast<int32_t>(r), res});
+    MergeSlot& slot = v.merge_table_[v.merge_slot(key)];
+    if (slot.key == kEmptyKey) {
+      slot = MergeSlot{key, Merge{static_cast<int32_t>(r), res}};
+      ++v.n_merges_;
+    }
   }
   return v;
 }
@@ -183,10 +193,18 @@ int32_t Vocab::find(std::string_view text) const {
   return it == token_to_id_.end() ? kNoToken : it->second;
 }
 
+size_t Vocab::merge_slot(uint64_t key) const noexcept {
+  const size_t mask = merge_table_.size() - 1;
+  size_t i = static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> merge_shift_);  // Fibonacci hashing
+  while (merge_table_[i].key != key && merge_table_[i].key != kEmptyKey) i = (i + 1) & mask;
+  return i;
+}
+
 const Vocab::Merge* Vocab::find_merge(int32_t left, int32_t right) const {
+  if (left < 0 || right < 0 || merge_table_.empty()) return nullptr;
   const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
-  const auto it = merges_.find(key);
-  return it == merges_.end() ? nullptr : &it->second;
+  const MergeSlot& slot = merge_table_[merge_slot(key)];
+  return slot.key == key ? &slot.merge : nullptr;
 }
 
 }  // namespace les

@@ -105,7 +105,7 @@ class Vocab {
 
   // The merge of adjacent tokens (left, right), or null if there is none.
   const Merge* find_merge(int32_t left, int32_t right) const;
-  size_t n_merges() const noexcept { return merges_.size(); }
+  size_t n_merges() const noexcept { return n_merges_; }
   size_t n_merges_dropped() const noexcept { return n_merges_dropped_; }
 
   int32_t bos() const noexcept { return bos_; }
@@ -129,7 +129,17 @@ class Vocab {
   std::vector<float> scores_;
   std::vector<TokenType> types_;
   std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> token_to_id_;
-  std::unordered_map<uint64_t, Merge> merges_;  // key: (uint64 left << 32) | right
+  // BPE merges in an open-addressing table (linear probing, power-of-two
+  // size, at most half full): key (uint64 left << 32) | right, kEmptyKey free.
+  struct MergeSlot {
+    uint64_t key;
+    Merge merge;
+  };
+  static constexpr uint64_t kEmptyKey = ~uint64_t{0};
+  size_t merge_slot(uint64_t key) const noexcept;  // slot holding key, or the free slot where it goes
+  std::vector<MergeSlot> merge_table_;
+  int merge_shift_ = 60;  // 64 - log2(merge_table_.size())
+  size_t n_merges_ = 0;
   size_t n_merges_dropped_ = 0;
   int32_t bos_ = kNoToken, eos_ = kNoToken, unk_ = kNoToken, pad_ = kNoToken;
   bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false;
