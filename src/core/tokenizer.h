@@ -18,7 +18,10 @@
 // SPM space prefix: when add_space_prefix is set, a ' ' is put in front of the
 // text at the start and after every special token (llama.cpp's behaviour, the
 // reference for LES), and detokenize() removes the one leading space again, so
-// detokenize(tokenize(s)) == s for any s without special tokens.
+// detokenize(tokenize(s)) == s for any s without special tokens. The space is
+// removed from the first non-empty text piece even after a BOS (llama.cpp's
+// llama_detokenize keeps it when the first token is BOS); for ids without BOS
+// the two agree (the reference `greedy.text` of the fixture JSONs).
 //
 // Invalid UTF-8 input is not an error: bytes that are not valid UTF-8 are kept
 // and encoded as byte tokens (SPM <0xNN> pieces, BPE byte symbols), so they
