@@ -1,0 +1,91 @@
+// Fork-join thread pool; see thread_pool.h.
+#include "kernels/thread_pool.h"
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>  // _mm_pause (SSE2, baseline x86-64)
+#endif
+
+namespace les::kernels {
+namespace {
+
+// Iterations a worker spins on the generation counter before sleeping: about
+// 50-200 us depending on the cost of PAUSE, enough to catch the next matvec of
+// the same decode step without burning a shared core for long.
+constexpr int kSpinIterations = 4000;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(_M_X64)
+  _mm_pause();
+#elif defined(__aarch64__)
+  __asm__ volatile("yield");
+#endif
+}
+
+}  // namespace
+
+ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads) {
+  workers_.reserve(static_cast<size_t>(n_threads_ - 1));
+  for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_main(i); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_.store(true, std::memory_order_release);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+  }
+  cv_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void ThreadPool::run_range(int index) {
+  const Range r = split_range(job_tasks_, n_threads_, index);
+  if (r.begin < r.end) (*job_)(r.begin, r.end, index);
+}
+
+void ThreadPool::parallel_for(int64_t n_tasks, TaskRef fn) {
+  if (n_tasks <= 0) return;
+  if (n_threads_ == 1 || n_tasks == 1) {
+    fn(0, n_tasks, 0);
+    return;
+  }
+  job_ = &fn;
+  job_tasks_ = n_tasks;
+  pending_.store(n_threads_ - 1, std::memory_order_relaxed);
+  bool wake = false;
+  {
+    // Publishing under the mutex orders the bump against a worker that is about
+    // to sleep (it re-checks the generation under the same mutex).
+    std::lock_guard<std::mutex> lock(mu_);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    wake = sleepers_ > 0;
+  }
+  if (wake) cv_.notify_all();
+  run_range(0);
+  while (pending_.load(std::memory_order_acquire) != 0) cpu_relax();
+  job_ = nullptr;
+}
+
+void ThreadPool::worker_main(int index) {
+  uint64_t seen = 0;
+  for (;;) {
+    uint64_t g = generation_.load(std::memory_order_acquire);
+    for (int spin = 0; g == seen && spin < kSpinIterations; ++spin) {
+      cpu_relax();
+      g = generation_.load(std::memory_order_acquire);
+    }
+    if (g == seen) {
+      std::unique_lock<std::mutex> lock(mu_);
+      ++sleepers_;
+      cv_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+      --sleepers_;
+      g = generation_.load(std::memory_order_acquire);
+    }
+    seen = g;
+    if (stop_.load(std::memory_order_acquire)) return;
+    run_range(index);
+    pending_.fetch_sub(1, std::memory_order_acq_rel);
+  }
+}
+
+}  // namespace les::kernels

@@ -1,0 +1,70 @@
+// ThreadPool: every task index runs exactly once, on the documented ranges,
+// with the calling thread as index 0, across repeated jobs.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "kernels/thread_pool.h"
+
+using les::kernels::ThreadPool;
+
+TEST_CASE("parallel_for covers [0, n) once with the documented split", "[kernels][thread_pool]") {
+  for (int threads : {1, 2, 3, 5}) {
+    ThreadPool pool(threads);
+    REQUIRE(pool.n_threads() == threads);
+    for (int64_t n : {0, 1, 2, 3, 4, 7, 64, 1001}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      std::vector<std::atomic<int>> ranges_of_thread(static_cast<size_t>(threads));
+      std::atomic<bool> bad_range{false};
+      const auto caller = std::this_thread::get_id();
+      std::atomic<bool> index0_elsewhere{false};
+      auto fn = [&](int64_t b, int64_t e, int t) {
+        const auto r = ThreadPool::split_range(n, threads, t);
+        if (b != r.begin || e != r.end || b >= e) bad_range = true;
+        if (t == 0 && std::this_thread::get_id() != caller) index0_elsewhere = true;
+        ranges_of_thread[static_cast<size_t>(t)]++;
+        for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+      };
+      pool.parallel_for(n, fn);
+      INFO("threads " << threads << " n " << n);
+      CHECK_FALSE(bad_range);
+      CHECK_FALSE(index0_elsewhere);
+      for (auto& h : hits) CHECK(h == 1);
+      for (auto& r : ranges_of_thread) CHECK(r <= 1);
+      // The split itself: contiguous, in order, sizes differing by at most one.
+      int64_t next = 0;
+      for (int t = 0; t < threads; ++t) {
+        const auto r = ThreadPool::split_range(n, threads, t);
+        CHECK(r.begin == next);
+        CHECK(r.end - r.begin >= n / threads);
+        CHECK(r.end - r.begin <= n / threads + 1);
+        next = r.end;
+      }
+      CHECK(next == n);
+    }
+  }
+}
+
+TEST_CASE("parallel_for survives many back-to-back jobs", "[kernels][thread_pool]") {
+  ThreadPool pool(3);
+  std::atomic<int64_t> total{0};
+  auto fn = [&](int64_t b, int64_t e, int) { total += e - b; };
+  for (int rep = 0; rep < 5000; ++rep) pool.parallel_for(10, fn);
+  CHECK(total == 50000);
+}
+
+TEST_CASE("ThreadPool with n_threads < 1 runs on the caller", "[kernels][thread_pool]") {
+  ThreadPool pool(0);
+  CHECK(pool.n_threads() == 1);
+  int calls = 0;
+  auto fn = [&](int64_t b, int64_t e, int t) {
+    CHECK(b == 0);
+    CHECK(e == 5);
+    CHECK(t == 0);
+    ++calls;
+  };
+  pool.parallel_for(5, fn);
+  CHECK(calls == 1);
+}
