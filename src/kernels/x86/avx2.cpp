@@ -1,0 +1,167 @@
+// AVX2 tier: table builder plus the dot products of the plain types and the
+// 32-element block formats. K-quants are in avx2_kquants.cpp.
+//
+// Integer parts are exact (same int32 block sums as ref.h); float parts use
+// FMA and 8-lane accumulators, so they differ from the reference only in
+// summation order (bounds in tests/kernels/test_simd_vs_scalar.cpp).
+#include "kernels/tiers.h"
+#include "kernels/x86/avx2_common.h"
+#include "kernels/x86/avx2_kernels.h"
+
+namespace les::kernels {
+namespace avx2 {
+namespace {
+
+// BF16 -> F32 is a 16-bit left shift of the bits.
+inline __m256 bf16x8_to_ps(const bf16_t* p) {
+  const __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+}
+
+// Common loop of the symmetric 32-blocks against Q8_0: `codes(block)` returns
+// the 32 signed int8 codes; the block's int32 sum is scaled by dw * dx.
+template <typename Block, typename Codes>
+inline float dot_blocks_q8_0(int64_t n, const void* vw, const void* vx, Codes codes) {
+  const Block* w = static_cast<const Block*>(vw);
+  const block_q8_0* x = static_cast<const block_q8_0*>(vx);
+  __m256 acc = _mm256_setzero_ps();
+  const int64_t nb = n / 32;
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m256i q = codes(w[b]);
+    const __m256i isum = dot_s8s8_epi32(q, loadu(x[b].qs));
+    const __m256 d = _mm256_set1_ps(f16(w[b].d) * f16(x[b].d));
+    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(isum), acc);
+  }
+  return hsum_ps(acc);
+}
+
+// Affine 32-blocks (d, m) against Q8_1: isum * (dw * dx) + mw * sx per block.
+template <typename Block, typename Codes>
+inline float dot_blocks_q8_1(int64_t n, const void* vw, const void* vx, Codes codes) {
+  const Block* w = static_cast<const Block*>(vw);
+  const block_q8_1* x = static_cast<const block_q8_1*>(vx);
+  __m256 acc = _mm256_setzero_ps();
+  float acc_m = 0.0f;
+  const int64_t nb = n / 32;
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m256i q = codes(w[b]);  // unsigned 0..31
+    const __m256i isum = dot_u8s8_epi32(q, loadu(x[b].qs));
+    const __m256 d = _mm256_set1_ps(f16(w[b].d) * f16(x[b].d));
+    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(isum), acc);
+    acc_m += f16(w[b].m) * f16(x[b].s);
+  }
+  return hsum_ps(acc) + acc_m;
+}
+
+}  // namespace
+
+void vec_dot_f32(int64_t n, float* s, const void* w, const void* x) {
+  const float* a = static_cast<const float*>(w);
+  const float* b = static_cast<const float*>(x);
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), acc1);
+  }
+  float sum = hsum_ps(_mm256_add_ps(acc0, acc1));
+  for (; i < n; ++i) sum += a[i] * b[i];
+  *s = sum;
+}
+
+void vec_dot_f16(int64_t n, float* s, const void* w, const void* x) {
+  const fp16_t* a = static_cast<const fp16_t*>(w);
+  const fp16_t* b = static_cast<const fp16_t*>(x);
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    for (int k = 0; k < 4; ++k) {
+      const __m256 va = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i + 8 * k)));
+      const __m256 vb = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i + 8 * k)));
+      acc[k] = _mm256_fmadd_ps(va, vb, acc[k]);
+    }
+  }
+  for (; i + 8 <= n; i += 8) {
+    const __m256 va = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
+    const __m256 vb = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i)));
+    acc[0] = _mm256_fmadd_ps(va, vb, acc[0]);
+  }
+  float sum = hsum_ps(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+  for (; i < n; ++i) sum += f16(a[i]) * f16(b[i]);
+  *s = sum;
+}
+
+void vec_dot_bf16(int64_t n, float* s, const void* w, const void* x) {
+  const bf16_t* a = static_cast<const bf16_t*>(w);
+  const bf16_t* b = static_cast<const bf16_t*>(x);
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    acc0 = _mm256_fmadd_ps(bf16x8_to_ps(a + i), bf16x8_to_ps(b + i), acc0);
+    acc1 = _mm256_fmadd_ps(bf16x8_to_ps(a + i + 8), bf16x8_to_ps(b + i + 8), acc1);
+  }
+  float sum = hsum_ps(_mm256_add_ps(acc0, acc1));
+  for (; i < n; ++i) sum += bf16_to_fp32(a[i]) * bf16_to_fp32(b[i]);
+  *s = sum;
+}
+
+void vec_dot_q8_0_q8_0(int64_t n, float* s, const void* w, const void* x) {
+  *s = dot_blocks_q8_0<block_q8_0>(n, w, x, [](const block_q8_0& b) { return loadu(b.qs); });
+}
+
+void vec_dot_q4_0_q8_0(int64_t n, float* s, const void* w, const void* x) {
+  *s = dot_blocks_q8_0<block_q4_0>(n, w, x, [](const block_q4_0& b) {
+    return _mm256_sub_epi8(unpack_nibbles32(b.qs), _mm256_set1_epi8(8));
+  });
+}
+
+void vec_dot_q5_0_q8_0(int64_t n, float* s, const void* w, const void* x) {
+  *s = dot_blocks_q8_0<block_q5_0>(n, w, x, [](const block_q5_0& b) {
+    // code = nibble + 16 * bit - 16: with the bit set it is the nibble, with it
+    // clear the nibble minus 16, i.e. the nibble with bits 4..7 set (as int8).
+    const __m256i hi = bits_to_bytes(load_u32(b.qh));
+    return _mm256_or_si256(unpack_nibbles32(b.qs), _mm256_andnot_si256(hi, _mm256_set1_epi8(static_cast<char>(0xF0))));
+  });
+}
+
+void vec_dot_iq4_nl_q8_0(int64_t n, float* s, const void* w, const void* x) {
+  const __m128i table128 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues));
+  const __m256i table = _mm256_broadcastsi128_si256(table128);
+  *s = dot_blocks_q8_0<block_iq4_nl>(n, w, x, [table](const block_iq4_nl& b) {
+    return _mm256_shuffle_epi8(table, unpack_nibbles32(b.qs));
+  });
+}
+
+void vec_dot_q4_1_q8_1(int64_t n, float* s, const void* w, const void* x) {
+  *s = dot_blocks_q8_1<block_q4_1>(n, w, x, [](const block_q4_1& b) { return unpack_nibbles32(b.qs); });
+}
+
+void vec_dot_q5_1_q8_1(int64_t n, float* s, const void* w, const void* x) {
+  *s = dot_blocks_q8_1<block_q5_1>(n, w, x, [](const block_q5_1& b) {
+    const __m256i hi = bits_to_bytes(load_u32(b.qh));
+    return _mm256_or_si256(unpack_nibbles32(b.qs), _mm256_and_si256(hi, _mm256_set1_epi8(0x10)));
+  });
+}
+
+}  // namespace avx2
+
+void fill_avx2_table(KernelTable& t) {
+  auto set = [&t](GgmlType type, VecDotFn fn) { t.types[static_cast<uint32_t>(type)].vec_dot = fn; };
+  using G = GgmlType;
+  set(G::F32, avx2::vec_dot_f32);
+  set(G::F16, avx2::vec_dot_f16);
+  set(G::BF16, avx2::vec_dot_bf16);
+  set(G::Q4_0, avx2::vec_dot_q4_0_q8_0);
+  set(G::Q4_1, avx2::vec_dot_q4_1_q8_1);
+  set(G::Q5_0, avx2::vec_dot_q5_0_q8_0);
+  set(G::Q5_1, avx2::vec_dot_q5_1_q8_1);
+  set(G::Q8_0, avx2::vec_dot_q8_0_q8_0);
+  set(G::IQ4_NL, avx2::vec_dot_iq4_nl_q8_0);
+  set(G::Q2_K, avx2::vec_dot_q2_K_q8_K);
+  set(G::Q3_K, avx2::vec_dot_q3_K_q8_K);
+  set(G::Q4_K, avx2::vec_dot_q4_K_q8_K);
+  set(G::Q5_K, avx2::vec_dot_q5_K_q8_K);
+  set(G::Q6_K, avx2::vec_dot_q6_K_q8_K);
+}
+
+}  // namespace les::kernels

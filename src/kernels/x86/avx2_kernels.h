@@ -1,0 +1,25 @@
+// Internal: the AVX2 kernels (signature VecDotFn, kernels.h) that
+// fill_avx2_table() installs. Defined in avx2*.cpp; call only through the
+// table (they execute AVX2/FMA/F16C instructions).
+#pragma once
+
+#include <cstdint>
+
+namespace les::kernels::avx2 {
+
+void vec_dot_f32(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_f16(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_bf16(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q4_0_q8_0(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q4_1_q8_1(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q5_0_q8_0(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q5_1_q8_1(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q8_0_q8_0(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_iq4_nl_q8_0(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q2_K_q8_K(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q3_K_q8_K(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q4_K_q8_K(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q5_K_q8_K(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q6_K_q8_K(int64_t n, float* s, const void* w, const void* x);
+
+}  // namespace les::kernels::avx2

@@ -1,0 +1,21 @@
+// AVX-512 tier (F/BW/DQ/VL + VNNI): starts from the AVX2 kernels, which every
+// CPU of this tier runs, and overrides the formats implemented with 512-bit
+// vectors (avx512_kernels.h).
+#include "kernels/tiers.h"
+#include "kernels/x86/avx512_kernels.h"
+
+namespace les::kernels {
+
+void fill_avx512_table(KernelTable& t) {
+  fill_avx2_table(t);
+  auto set = [&t](GgmlType type, VecDotFn fn) { t.types[static_cast<uint32_t>(type)].vec_dot = fn; };
+  using G = GgmlType;
+  set(G::F16, avx512::vec_dot_f16);
+  set(G::Q4_0, avx512::vec_dot_q4_0_q8_0);
+  set(G::Q8_0, avx512::vec_dot_q8_0_q8_0);
+  set(G::Q3_K, avx512::vec_dot_q3_K_q8_K);
+  set(G::Q4_K, avx512::vec_dot_q4_K_q8_K);
+  set(G::Q6_K, avx512::vec_dot_q6_K_q8_K);
+}
+
+}  // namespace les::kernels

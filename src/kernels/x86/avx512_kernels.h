@@ -1,0 +1,17 @@
+// Internal: the AVX-512 kernels (signature VecDotFn, kernels.h) that
+// fill_avx512_table() installs. Defined in avx512*.cpp; call only through the
+// table (they execute AVX-512 F/BW/VL/VNNI instructions).
+#pragma once
+
+#include <cstdint>
+
+namespace les::kernels::avx512 {
+
+void vec_dot_f16(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q4_0_q8_0(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q8_0_q8_0(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q3_K_q8_K(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q4_K_q8_K(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q6_K_q8_K(int64_t n, float* s, const void* w, const void* x);
+
+}  // namespace les::kernels::avx512
