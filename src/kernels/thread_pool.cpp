@@ -62,7 +62,15 @@ void ThreadPool::parallel_for(int64_t n_tasks, TaskRef fn) {
   }
   if (wake) cv_.notify_all();
   run_range(0);
-  while (pending_.load(std::memory_order_acquire) != 0) cpu_relax();
+  // Spin briefly, then yield: with more threads than free cores (shared
+  // machines) a pure spin would keep the last worker from being scheduled.
+  for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
+    if (spin < kSpinIterations) {
+      cpu_relax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
   job_ = nullptr;
 }
 
