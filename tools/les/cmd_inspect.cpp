@@ -1,11 +1,134 @@
-// `les inspect FILE.gguf` (placeholder until the GGUF reader lands).
+// `les inspect FILE.gguf`: prints a GGUF file's version, architecture,
+// hyperparameters ({arch}.* keys), tokenizer summary, other metadata, the
+// tensor table (name, type, shape ne0-first, bytes) and byte totals split
+// into routed-expert tensors (names containing "_exps") and dense tensors.
+// Arrays are never printed whole: only their element type and length.
+// A file the reader rejects prints its message to stderr and exits 1.
+#include <cstdio>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "core/gguf_reader.h"
 #include "les/commands.h"
 
 namespace les::tool {
+namespace {
+
+using gguf::Array;
+using gguf::GgufFile;
+using gguf::Value;
+using gguf::ValueType;
+
+// A string value for display: printable ASCII, escaped otherwise, cut at 80 bytes.
+std::string display_string(const std::string& s) {
+  std::string out = "\"";
+  for (size_t i = 0; i < s.size() && i < 80; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == '"' || c == '\\') out += fmt::format("\\{}", static_cast<char>(c));
+    else if (c >= 0x20 && c < 0x7f) out.push_back(static_cast<char>(c));
+    else out += fmt::format("\\x{:02x}", c);
+  }
+  out += "\"";
+  if (s.size() > 80) out += fmt::format("... ({} bytes)", s.size());
+  return out;
+}
+
+std::string display_value(const Value& v) {
+  if (const Array* a = v.as_array()) return fmt::format("{}[{}]", gguf::value_type_name(a->elem_type), a->count);
+  if (const std::string* s = v.as_string()) return display_string(*s);
+  if (auto b = v.as_bool()) return *b ? "true" : "false";
+  if (v.type() == ValueType::FLOAT32 || v.type() == ValueType::FLOAT64) return fmt::format("{:g}", v.raw_float());
+  if (auto i = v.as_int()) return fmt::format("{}", *i);
+  if (auto u = v.as_uint()) return fmt::format("{}", *u);
+  return "?";
+}
+
+std::string display_shape(const gguf::TensorInfo& t) {
+  std::string s = "[";
+  for (uint32_t d = 0; d < t.n_dims; ++d) s += fmt::format("{}{}", d ? ", " : "", t.ne[d]);
+  return s + "]";
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
+
+void print_kv(const gguf::KeyValue& kv) {
+  fmt::print("  {:<48} {:<8} {}\n", kv.key, gguf::value_type_name(kv.value.type()), display_value(kv.value));
+}
+
+int inspect(const std::string& path) {
+  gguf::ReadOptions opts;
+  opts.use_mmap = false;  // metadata only: inspecting never reads tensor bytes
+  auto r = GgufFile::open(path, opts);
+  if (!r.ok()) {
+    std::fprintf(stderr, "les inspect: %s\n", r.status().to_string().c_str());
+    return 1;
+  }
+  const GgufFile& g = **r;
+  const std::string arch = g.architecture();
+  fmt::print("file:          {} ({} bytes)\n", path, g.file_size());
+  fmt::print("GGUF version:  {}\n", g.version());
+  fmt::print("alignment:     {}, data section at byte {}\n", g.alignment(), g.data_offset());
+  fmt::print("architecture:  {}\n", arch.empty() ? "(none)" : arch);
+  if (const Value* name = g.find("general.name"); name && name->as_string())
+    fmt::print("name:          {}\n", display_string(*name->as_string()));
+  fmt::print("metadata:      {} keys; tensors: {}\n", g.metadata().size(), g.tensors().size());
+
+  if (!arch.empty()) {
+    fmt::print("\nhyperparameters ({}.*):\n", arch);
+    for (const auto& kv : g.metadata())
+      if (starts_with(kv.key, arch + ".")) print_kv(kv);
+  }
+
+  const bool has_tokenizer = g.find("tokenizer.ggml.model") != nullptr || g.find("tokenizer.ggml.tokens") != nullptr;
+  if (has_tokenizer) {
+    fmt::print("\ntokenizer:\n");
+    auto model = g.get_string_or("tokenizer.ggml.model", "?");
+    auto pre = g.get_string_or("tokenizer.ggml.pre", "(none)");
+    const Value* tokens = g.find("tokenizer.ggml.tokens");
+    const Value* merges = g.find("tokenizer.ggml.merges");
+    fmt::print("  model {}, pre {}, vocab size {}, merges {}\n", model.ok() ? *model : "?", pre.ok() ? *pre : "?",
+               tokens && tokens->as_array() ? tokens->as_array()->count : 0,
+               merges && merges->as_array() ? merges->as_array()->count : 0);
+    for (const auto& kv : g.metadata())
+      if (starts_with(kv.key, "tokenizer.")) print_kv(kv);
+  }
+
+  fmt::print("\nother metadata:\n");
+  for (const auto& kv : g.metadata())
+    if (!(!arch.empty() && starts_with(kv.key, arch + ".")) && !starts_with(kv.key, "tokenizer.")) print_kv(kv);
+
+  uint64_t total = 0, routed = 0;
+  int64_t params = 0, routed_params = 0;
+  if (!g.tensors().empty()) {
+    fmt::print("\ntensors:\n  {:<40} {:<8} {:<22} {:>14} {:>14}\n", "name", "type", "shape (ne0 first)", "bytes",
+               "file offset");
+    for (const auto& t : g.tensors()) {
+      fmt::print("  {:<40} {:<8} {:<22} {:>14} {:>14}\n", t.name, ggml_type_name(t.type), display_shape(t), t.n_bytes,
+                 t.file_offset);
+      total += t.n_bytes;
+      params += t.n_elements();
+      if (t.name.find("_exps") != std::string::npos) {
+        routed += t.n_bytes;
+        routed_params += t.n_elements();
+      }
+    }
+  }
+  fmt::print("\ntotals:\n");
+  fmt::print("  tensors       {:>14} bytes  {:>14} params  ({} tensors)\n", total, params, g.tensors().size());
+  fmt::print("  routed experts{:>14} bytes  {:>14} params  ({:.1f}% of bytes; tensors named *_exps*)\n", routed,
+             routed_params, total ? 100.0 * static_cast<double>(routed) / static_cast<double>(total) : 0.0);
+  fmt::print("  dense         {:>14} bytes  {:>14} params\n", total - routed, params - routed_params);
+  return 0;
+}
+
+}  // namespace
+
 void register_inspect(CLI::App& app, ToolState& state) {
   auto* cmd = app.add_subcommand("inspect", "Print a GGUF file's architecture, hyperparameters and tensors");
   auto path = std::make_shared<std::string>();
   cmd->add_option("file", *path, "GGUF file")->required();
-  cmd->callback([&state, path] { state.exit_code = 1; std::fprintf(stderr, "inspect: not implemented yet\n"); });
+  cmd->callback([&state, path] { state.exit_code = inspect(*path); });
 }
+
 }  // namespace les::tool
