@@ -1,0 +1,12 @@
+# Extra CTests included by tests/CMakeLists.txt.
+
+# `les inspect` on every fixture GGUF, and on truncated copies (must fail with
+# the reader's message). Skips (77) without fixtures, fails under CI=true.
+if(TARGET les)
+  foreach(mode all truncated)
+    add_test(NAME tools_inspect_${mode}
+             COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/inspect_fixtures.sh ${mode} $<TARGET_FILE:les>
+                     ${LES_FIXTURES_DIR} ${CMAKE_CURRENT_BINARY_DIR}/inspect_${mode})
+    set_tests_properties(tools_inspect_${mode} PROPERTIES SKIP_RETURN_CODE 77 LABELS tools)
+  endforeach()
+endif()
