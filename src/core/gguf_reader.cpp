@@ -34,6 +34,34 @@ constexpr uint64_t kMinArrayElemBytes = 4 + 8;       // nested array: type + cou
 bool mul_overflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_mul_overflow(a, b, out); }
 bool add_overflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_add_overflow(a, b, out); }
 
+// Names a field for error messages ("key 'x'[3] length") as a chain of
+// segments, formatted only when an error is reported: parsing a 150k-token
+// vocabulary must not build 150k strings.
+class Field {
+ public:
+  // Implicit from names; the referenced text must outlive the Field (a
+  // temporary std::string argument lives until the end of the call).
+  Field(std::string_view root) : text_(root) {}    // NOLINT
+  Field(const char* root) : text_(root) {}         // NOLINT
+  Field(const std::string& root) : text_(root) {}  // NOLINT
+  Field with(std::string_view suffix) const { return Field(this, suffix, 0, false); }
+  Field at(uint64_t index) const { return Field(this, {}, index, true); }
+  std::string str() const {
+    std::string s = parent_ != nullptr ? parent_->str() : std::string();
+    if (is_index_) s += fmt::format("[{}]", index_);
+    else s += text_;
+    return s;
+  }
+
+ private:
+  Field(const Field* parent, std::string_view text, uint64_t index, bool is_index)
+      : parent_(parent), text_(text), index_(index), is_index_(is_index) {}
+  const Field* parent_ = nullptr;
+  std::string_view text_;
+  uint64_t index_ = 0;
+  bool is_index_ = false;
+};
+
 // A bounds-checked little-endian cursor over the file image. Every read
 // checks the remaining bytes first; errors name the field and byte offset.
 class Cursor {
@@ -49,23 +77,23 @@ class Cursor {
   Status error(const std::string& what) const { return error_at(pos_, what); }
 
   template <typename T>
-  Status read(T* v, const std::string& field) {
+  Status read(T* v, const Field& field) {
     if (remaining() < sizeof(T))
-      return error(fmt::format("{}: file ends after {} bytes, {} more needed", field, n_, sizeof(T)));
+      return error(fmt::format("{}: file ends after {} bytes, {} more needed", field.str(), n_, sizeof(T)));
     std::memcpy(v, d_ + pos_, sizeof(T));
     pos_ += sizeof(T);
     return {};
   }
 
   // A GGUF string: u64 length + bytes. `max_len` bounds it further (0 = only by the file).
-  Status read_string(std::string* s, const std::string& field, uint64_t max_len = 0) {
+  Status read_string(std::string* s, const Field& field, uint64_t max_len = 0) {
     const uint64_t at = pos_;
     uint64_t len = 0;
-    LES_RETURN_IF_ERROR(read(&len, field + " length"));
+    LES_RETURN_IF_ERROR(read(&len, field.with(" length")));
     if (max_len != 0 && len > max_len)
-      return error_at(at, fmt::format("{}: length {} exceeds the limit of {}", field, len, max_len));
+      return error_at(at, fmt::format("{}: length {} exceeds the limit of {}", field.str(), len, max_len));
     if (len > remaining())
-      return error_at(at, fmt::format("{}: length {} exceeds the {} bytes left in the file", field, len,
+      return error_at(at, fmt::format("{}: length {} exceeds the {} bytes left in the file", field.str(), len,
                                       remaining()));
     s->assign(reinterpret_cast<const char*>(d_ + pos_), static_cast<size_t>(len));
     pos_ += len;
@@ -96,48 +124,48 @@ std::string quote_name(const std::string& s) {
   return "'" + out + "'";
 }
 
-Status read_value(Cursor& c, ValueType type, int depth, const std::string& field, Value* out);
+Status read_value(Cursor& c, ValueType type, int depth, const Field& field, Value* out);
 
-Status read_type(Cursor& c, const std::string& field, ValueType* out) {
+Status read_type(Cursor& c, const Field& field, ValueType* out) {
   const uint64_t at = c.pos();
   uint32_t t = 0;
-  LES_RETURN_IF_ERROR(c.read(&t, field + " type"));
-  if (t >= kValueTypeCount) return c.error_at(at, fmt::format("{}: unknown value type {}", field, t));
+  LES_RETURN_IF_ERROR(c.read(&t, field.with(" type")));
+  if (t >= kValueTypeCount) return c.error_at(at, fmt::format("{}: unknown value type {}", field.str(), t));
   *out = static_cast<ValueType>(t);
   return {};
 }
 
-Status read_array(Cursor& c, int depth, const std::string& field, Value* out) {
+Status read_array(Cursor& c, int depth, const Field& field, Value* out) {
   if (depth >= kMaxArrayDepth)
-    return c.error(fmt::format("{}: arrays nested deeper than {}", field, kMaxArrayDepth));
+    return c.error(fmt::format("{}: arrays nested deeper than {}", field.str(), kMaxArrayDepth));
   Array a;
-  LES_RETURN_IF_ERROR(read_type(c, field + " element", &a.elem_type));
+  LES_RETURN_IF_ERROR(read_type(c, field.with(" element"), &a.elem_type));
   const uint64_t count_at = c.pos();
-  LES_RETURN_IF_ERROR(c.read(&a.count, field + " element count"));
+  LES_RETURN_IF_ERROR(c.read(&a.count, field.with(" element count")));
   const uint64_t rem = c.remaining();
   if (Array::is_packed_type(a.elem_type)) {
     const uint64_t sz = value_type_size(a.elem_type);
     uint64_t bytes = 0;
     if (mul_overflows(a.count, sz, &bytes) || bytes > rem)
       return c.error_at(count_at, fmt::format("{}: {} elements of {} exceed the {} bytes left in the file",
-                                              field, a.count, value_type_name(a.elem_type), rem));
+                                              field.str(), a.count, value_type_name(a.elem_type), rem));
     a.packed.resize(static_cast<size_t>(bytes));
     c.take(a.packed.data(), bytes);
     if (a.elem_type == ValueType::BOOL) {
       for (uint64_t i = 0; i < a.count; ++i)
         if (a.packed[i] > 1)
           return c.error_at(c.pos() - bytes + i,
-                            fmt::format("{}[{}]: BOOL byte {} is neither 0 nor 1", field, i, a.packed[i]));
+                            fmt::format("{}[{}]: BOOL byte {} is neither 0 nor 1", field.str(), i, a.packed[i]));
     }
   } else {
     const uint64_t min_elem = a.elem_type == ValueType::STRING ? 8 : kMinArrayElemBytes;
     if (a.count > rem / min_elem)
       return c.error_at(count_at, fmt::format("{}: {} elements of {} cannot fit in the {} bytes left in the file",
-                                              field, a.count, value_type_name(a.elem_type), rem));
+                                              field.str(), a.count, value_type_name(a.elem_type), rem));
     a.items.reserve(static_cast<size_t>(a.count));
     for (uint64_t i = 0; i < a.count; ++i) {
       Value v;
-      LES_RETURN_IF_ERROR(read_value(c, a.elem_type, depth + 1, fmt::format("{}[{}]", field, i), &v));
+      LES_RETURN_IF_ERROR(read_value(c, a.elem_type, depth + 1, field.at(i), &v));
       a.items.push_back(std::move(v));
     }
   }
@@ -145,7 +173,7 @@ Status read_array(Cursor& c, int depth, const std::string& field, Value* out) {
   return {};
 }
 
-Status read_value(Cursor& c, ValueType type, int depth, const std::string& field, Value* out) {
+Status read_value(Cursor& c, ValueType type, int depth, const Field& field, Value* out) {
   switch (type) {
     case ValueType::UINT8: { uint8_t v{}; LES_RETURN_IF_ERROR(c.read(&v, field)); *out = Value::from_uint(type, v); return {}; }
     case ValueType::UINT16: { uint16_t v{}; LES_RETURN_IF_ERROR(c.read(&v, field)); *out = Value::from_uint(type, v); return {}; }
@@ -161,7 +189,7 @@ Status read_value(Cursor& c, ValueType type, int depth, const std::string& field
       const uint64_t at = c.pos();
       uint8_t v;
       LES_RETURN_IF_ERROR(c.read(&v, field));
-      if (v > 1) return c.error_at(at, fmt::format("{}: BOOL byte {} is neither 0 nor 1", field, v));
+      if (v > 1) return c.error_at(at, fmt::format("{}: BOOL byte {} is neither 0 nor 1", field.str(), v));
       *out = Value::from_bool(v != 0);
       return {};
     }
@@ -173,7 +201,7 @@ Status read_value(Cursor& c, ValueType type, int depth, const std::string& field
     }
     case ValueType::ARRAY: return read_array(c, depth, field, out);
   }
-  return c.error(fmt::format("{}: unknown value type {}", field, static_cast<uint32_t>(type)));
+  return c.error(fmt::format("{}: unknown value type {}", field.str(), static_cast<uint32_t>(type)));
 }
 
 }  // namespace
