@@ -168,8 +168,11 @@ uint64_t touch(const GgufFile& g) {
     }
   }
   for (const auto& t : g.tensors()) {
+    // The span is contiguous: its first and last bytes inside the buffer put
+    // all of it inside (ASan checks both reads).
     auto span = g.tensor_data(t);
-    for (uint8_t b : span) h += b;
+    if (span.size() != t.n_bytes) FAIL("tensor_data size differs from n_bytes");
+    if (!span.empty()) h += span.front() + span.back();
   }
   return h;
 }
@@ -267,8 +270,8 @@ Tally mutate(const std::vector<uint8_t>& base, int n, uint32_t seed) {
     }
   }
   // Every truncation of the header must be rejected (each byte of a small
-  // header; ~4096 evenly spaced cuts of a large one).
-  const size_t step = std::max<size_t>(1, f.header_end / 4096);
+  // header; ~2048 evenly spaced cuts of a large one).
+  const size_t step = std::max<size_t>(1, f.header_end / 2048);
   for (size_t at = 0; at < f.header_end; at += step) {
     img.assign(base.begin(), base.begin() + static_cast<std::ptrdiff_t>(at));
     auto r = GgufFile::parse(img.data(), img.size());
@@ -310,7 +313,7 @@ TEST_CASE("mutations of llama.cpp's imatrix-train.gguf parse or fail cleanly", "
   LES_REQUIRE_FIXTURE(path, "trained/imatrix-train.gguf");
   const std::vector<uint8_t> base = read_file(path);
   REQUIRE(GgufFile::parse(base.data(), base.size()).ok());
-  const Tally t = mutate(base, 1000, 7);
+  const Tally t = mutate(base, 400, 7);
   CHECK(t.parsed > 0);
   CHECK(t.rejected > 0);
 }
