@@ -2,7 +2,6 @@
 
 #include <array>
 #include <queue>
-#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -20,14 +19,21 @@ class SpmTokenizer final : public Tokenizer {
     const Vocab& v = this->vocab();
     for (int b = 0; b < 256; ++b) byte_ids_[static_cast<size_t>(b)] = v.find(fmt::format("<0x{:02X}>", b));
     // Every adjacent character pair inside any token text (escaped, as the
-    // text to tokenize is).
+    // text to tokenize is) goes into a Bloom filter of about 8 bits per pair,
+    // between 64 Kibit and 16 Mibit (2 MiB).
+    size_t n_pairs = 0;
+    for (int32_t id = 0; id < v.n_tokens(); ++id) n_pairs += v.text(id).size();
+    size_t n_bits = size_t{1} << 16;
+    while (n_bits < 8 * n_pairs && n_bits < (size_t{1} << 24)) n_bits *= 2;
+    pair_bits_.assign(n_bits / 64, 0);
+    pair_mask_ = n_bits - 1;
     for (int32_t id = 0; id < v.n_tokens(); ++id) {
       const std::string& t = v.text(id);
       uint32_t prev = 0;
       for (size_t i = 0; i < t.size();) {
         const utf8::Decoded d = utf8::decode(t, i);
         const uint32_t key = char_key(d, static_cast<unsigned char>(t[i]));
-        if (i > 0) inner_pairs_.insert(pair_key(prev, key));
+        if (i > 0) add_pair(prev, key);
         prev = key;
         i += d.len;
       }
@@ -73,7 +79,23 @@ class SpmTokenizer final : public Tokenizer {
   static uint32_t char_key(const utf8::Decoded& d, unsigned char first_byte) {
     return d.valid ? static_cast<uint32_t>(d.cp) : 0x110000u + first_byte;
   }
-  static uint64_t pair_key(uint32_t a, uint32_t b) { return (static_cast<uint64_t>(a) << 32) | b; }
+  // Two bit positions of a character pair in the Bloom filter.
+  uint64_t pair_hash(uint32_t a, uint32_t b) const noexcept {
+    return ((static_cast<uint64_t>(a) << 32) | b) * 0x9E3779B97F4A7C15ull;
+  }
+  void add_pair(uint32_t a, uint32_t b) {
+    const uint64_t h = pair_hash(a, b);
+    for (const uint64_t bit : {h & pair_mask_, (h >> 32) & pair_mask_}) pair_bits_[bit / 64] |= uint64_t{1} << (bit % 64);
+  }
+  // False only if no token contains the pair a,b (a Bloom filter: "true"
+  // may be wrong, which only makes a segment longer).
+  bool may_be_inner_pair(uint32_t a, uint32_t b) const noexcept {
+    const uint64_t h = pair_hash(a, b);
+    for (const uint64_t bit : {h & pair_mask_, (h >> 32) & pair_mask_}) {
+      if ((pair_bits_[bit / 64] & (uint64_t{1} << (bit % 64))) == 0) return false;
+    }
+    return true;
+  }
 
   // Runs the merges on symbols [begin, end) and appends their ids.
   Status encode_segment(const std::string& s, std::vector<Symbol>& syms, int32_t begin, int32_t end,
@@ -84,7 +106,8 @@ class SpmTokenizer final : public Tokenizer {
   // characters whose pair is not here no merge can ever happen, so the text
   // is cut there and each segment merged on its own (same result as merging
   // the whole text, with a small heap per segment).
-  std::unordered_set<uint64_t> inner_pairs_;
+  std::vector<uint64_t> pair_bits_;
+  uint64_t pair_mask_ = 0;
 };
 
 Status SpmTokenizer::encode_text(std::string_view text, bool after_special, std::vector<int32_t>& out) const {
@@ -113,7 +136,7 @@ Status SpmTokenizer::encode_text(std::string_view text, bool after_special, std:
   // Independent segments: no piece contains the adjacent pair at a cut.
   size_t begin = 0;
   for (size_t i = 1; i <= syms.size(); ++i) {
-    if (i < syms.size() && inner_pairs_.count(pair_key(keys[i - 1], keys[i])) != 0) continue;
+    if (i < syms.size() && may_be_inner_pair(keys[i - 1], keys[i])) continue;
     LES_RETURN_IF_ERROR(encode_segment(s, syms, static_cast<int32_t>(begin), static_cast<int32_t>(i), out));
     begin = i;
   }
