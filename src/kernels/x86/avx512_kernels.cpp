@@ -20,6 +20,7 @@
 
 #include "kernels/block_formats.h"
 #include "kernels/x86/avx512_kernels.h"
+#include "kernels/x86/kquant_scales.h"
 
 namespace les::kernels::avx512 {
 namespace {
@@ -34,13 +35,20 @@ inline __m512i halves_epi16(int lo, int hi) {
   return _mm512_inserti64x4(_mm512_set1_epi16(static_cast<int16_t>(lo)), _mm256_set1_epi16(static_cast<int16_t>(hi)), 1);
 }
 
-// Index vector for vpermw: lane i takes element base + i / 8 (four 16-element
-// sub-blocks = four groups of 8 int16 pair-sums).
-inline __m512i quad_index(int base) {
-  alignas(64) int16_t idx[32];
-  for (int i = 0; i < 32; ++i) idx[i] = static_cast<int16_t>(base + i / 8);
-  return _mm512_load_si512(idx);
+// Index vectors for vpermw: lane i of kQuadIndex[q] is 4 q + i / 8 (four
+// 16-element sub-blocks = four groups of 8 int16 pair-sums). Constant data
+// (no dynamic initialisation).
+struct alignas(64) QuadIndexTable {
+  int16_t v[4][32];
+};
+constexpr QuadIndexTable make_quad_index() {
+  QuadIndexTable t{};
+  for (int q = 0; q < 4; ++q)
+    for (int i = 0; i < 32; ++i) t.v[q][i] = static_cast<int16_t>(4 * q + i / 8);
+  return t;
 }
+constexpr QuadIndexTable kQuadIndex = make_quad_index();
+inline __m512i quad_index(int base) { return _mm512_load_si512(kQuadIndex.v[base / 4]); }
 
 // Pair index: lanes 0..15 take element base, lanes 16..31 element base + 1.
 inline __m512i pair_index(int base) { return halves_epi16(base, base + 1); }
@@ -158,19 +166,11 @@ void vec_dot_q4_K_q8_K(int64_t n, float* s, const void* vw, const void* vx) {
   __m512 acc = _mm512_setzero_ps();
   __m256 acc_m = _mm256_setzero_ps();
   for (int64_t b = 0; b < n / kQKK; ++b) {
-    const uint8_t* ps = w[b].scales;
-    alignas(16) int16_t sc[8];
-    alignas(16) int16_t mn[16];
-    for (int j = 0; j < 4; ++j) {
-      sc[j] = ps[j] & 63;
-      mn[2 * j] = mn[2 * j + 1] = ps[j + 4] & 63;
-    }
-    for (int j = 4; j < 8; ++j) {
-      sc[j] = static_cast<int16_t>((ps[j + 4] & 0x0F) | ((ps[j - 4] >> 6) << 4));
-      mn[2 * j] = mn[2 * j + 1] = static_cast<int16_t>((ps[j + 4] >> 4) | ((ps[j] >> 6) << 4));
-    }
-    const __m512i sc16 = _mm512_zextsi128_si512(_mm_load_si128(reinterpret_cast<const __m128i*>(sc)));
-    const __m256i msum = _mm256_madd_epi16(loadu256(x[b].bsums), loadu256(mn));
+    uint64_t sc64, m64;
+    x86::k4_scales_mins(w[b].scales, sc64, m64);
+    const __m512i sc16 = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(sc64))));
+    const __m256i mins = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(m64)));
+    const __m256i msum = _mm256_madd_epi16(loadu256(x[b].bsums), _mm256_or_si256(mins, _mm256_slli_epi32(mins, 16)));
     __m512i isum = _mm512_setzero_si512();
     for (int j = 0; j < 4; ++j) {
       // 64 elements 64j..64j+63: the 32 bytes of chunk j, low nibbles then high.
@@ -229,14 +229,10 @@ void vec_dot_q3_K_q8_K(int64_t n, float* s, const void* vw, const void* vx) {
   const __m512i idx[4] = {quad_index(0), quad_index(4), quad_index(8), quad_index(12)};
   __m512 acc = _mm512_setzero_ps();
   for (int64_t b = 0; b < n / kQKK; ++b) {
-    const uint8_t* ps = w[b].scales;
-    alignas(32) int16_t sc[16];
-    for (int i = 0; i < 16; ++i) {
-      const int lo = i < 8 ? (ps[i] & 0x0F) : (ps[i - 8] >> 4);
-      const int hi = (ps[8 + i % 4] >> (2 * (i / 4))) & 3;
-      sc[i] = static_cast<int16_t>((lo | (hi << 4)) - 32);
-    }
-    const __m256i sc16y = _mm256_load_si256(reinterpret_cast<const __m256i*>(sc));
+    uint64_t lo64, hi64;
+    x86::q3_K_scales(w[b].scales, lo64, hi64);
+    const __m128i S = _mm_sub_epi8(_mm_set_epi64x(static_cast<int64_t>(hi64), static_cast<int64_t>(lo64)), _mm_set1_epi8(32));
+    const __m256i sc16y = _mm256_cvtepi8_epi16(S);
     const __m512i sc16 = _mm512_zextsi256_si512(sc16y);
     // 4 * sum_j sc_j * bsum_j: the offset of code = u - 4.
     const __m256i corr = _mm256_slli_epi32(_mm256_madd_epi16(loadu256(x[b].bsums), sc16y), 2);
