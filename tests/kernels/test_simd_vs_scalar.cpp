@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -332,6 +333,65 @@ TEST_CASE("Every tier reproduces ggml's matvec fixtures (quant/matvec_*.y.f32)",
         INFO("tier " << kernel_tier_name(table->tier) << " " << c.name << " row " << r << " y=" << y[r]
                      << " ggml=" << y_ggml[r] << " A=" << A);
         CHECK(std::fabs(double(y[r]) - y_ggml[r]) <= dot_bound(cols, A));
+      }
+    }
+  }
+}
+
+TEST_CASE("SIMD activation quantisers are byte-identical to the scalar reference", "[kernels][simd][quantize]") {
+  const KernelTable& scalar = *kernel_table(KernelTier::scalar);
+  std::mt19937 rng(2024);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const int64_t n = 1024;
+  // Input patterns: random at several magnitudes, all zero, exact rounding
+  // ties, +-max ties, NaN and inf, a single non-zero, subnormals.
+  std::vector<std::vector<float>> inputs;
+  for (float mag : {1.0f, 1e-3f, 1e5f}) {
+    std::vector<float> v(n);
+    for (auto& e : v) e = nd(rng) * mag;
+    inputs.push_back(v);
+  }
+  inputs.emplace_back(n, 0.0f);
+  {
+    std::vector<float> v(n);
+    for (int64_t i = 0; i < n; ++i) v[i] = (i % 32 == 0) ? 127.0f : static_cast<float>(i % 7) - 3.5f;  // x * 1 = k.5
+    inputs.push_back(v);
+  }
+  {
+    std::vector<float> v(n);
+    for (int64_t i = 0; i < n; ++i) v[i] = (i % 5 == 0) ? -2.0f : (i % 5 == 3 ? 2.0f : 0.5f);  // +-max ties
+    inputs.push_back(v);
+  }
+  {
+    std::vector<float> v(n);
+    for (auto& e : v) e = nd(rng);
+    v[3] = nan;
+    v[40] = inf;
+    v[300] = -inf;
+    v[600] = nan;
+    for (int i = 512; i < 768; ++i) v[i] = nan;  // a whole Q8_K block of NaN
+    inputs.push_back(v);
+  }
+  {
+    std::vector<float> v(n, 0.0f);
+    v[77] = -1e-40f;  // subnormal
+    v[500] = 3.0f;
+    inputs.push_back(v);
+  }
+  for (const KernelTable* table : simd_tables()) {
+    for (GgmlType act : {GgmlType::Q8_0, GgmlType::Q8_1, GgmlType::Q8_K, GgmlType::F16, GgmlType::BF16, GgmlType::F32}) {
+      const size_t rb = *ggml_row_bytes(act, n);
+      for (size_t k = 0; k < inputs.size(); ++k) {
+        std::vector<uint8_t> a(rb + 1, 0xAB), b(rb + 1, 0xAB);
+        scalar.of(act).quantize_row(inputs[k].data(), a.data(), n);
+        // Misaligned destination and source for the SIMD version.
+        std::vector<float> src(n + 1);
+        std::memcpy(src.data() + 1, inputs[k].data(), n * 4);
+        table->of(act).quantize_row(src.data() + 1, b.data() + 1, n);
+        INFO("tier " << kernel_tier_name(table->tier) << " type " << ggml_type_name(act) << " input " << k);
+        CHECK(std::memcmp(a.data(), b.data() + 1, rb) == 0);
       }
     }
   }

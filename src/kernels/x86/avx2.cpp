@@ -162,6 +162,10 @@ void fill_avx2_table(KernelTable& t) {
   set(G::Q4_K, avx2::vec_dot_q4_K_q8_K);
   set(G::Q5_K, avx2::vec_dot_q5_K_q8_K);
   set(G::Q6_K, avx2::vec_dot_q6_K_q8_K);
+  auto set_quant = [&t](GgmlType type, QuantizeRowFn fn) { t.types[static_cast<uint32_t>(type)].quantize_row = fn; };
+  set_quant(G::Q8_0, avx2::quantize_row_q8_0);
+  set_quant(G::Q8_1, avx2::quantize_row_q8_1);
+  set_quant(G::Q8_K, avx2::quantize_row_q8_K);
 }
 
 }  // namespace les::kernels

@@ -1,5 +1,5 @@
 // Internal: the AVX2 kernels (signature VecDotFn, kernels.h) that
-// fill_avx2_table() installs. Defined in avx2*.cpp; call only through the
+// fill_avx2_table() installs, and its activation quantisers. Defined in avx2*.cpp; call only through the
 // table (they execute AVX2/FMA/F16C instructions).
 #pragma once
 
@@ -21,5 +21,10 @@ void vec_dot_q3_K_q8_K(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q4_K_q8_K(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q5_K_q8_K(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q6_K_q8_K(int64_t n, float* s, const void* w, const void* x);
+
+// Activation quantisers (QuantizeRowFn), byte-identical to the scalar reference.
+void quantize_row_q8_0(const float* x, void* y, int64_t n);
+void quantize_row_q8_1(const float* x, void* y, int64_t n);
+void quantize_row_q8_K(const float* x, void* y, int64_t n);
 
 }  // namespace les::kernels::avx2
