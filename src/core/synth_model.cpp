@@ -5,6 +5,9 @@
 #include <cstring>
 #include <filesystem>
 #include <numbers>
+#include <thread>
+#include <algorithm>
+#include <functional>
 
 #include "core/gguf_writer.h"
 #include "core/synth_vocab.h"
@@ -59,48 +62,23 @@ Status check_preset(const SynthPreset& p) {
 using QuantizeWeightsFn = kernels::QuantizeWeightsFn;
 QuantizeWeightsFn weight_quantizer(GgmlType t) { return kernels::reference_weight_quantizer(t); }
 
-// Tensor data generation and encoding into one GgmlType.
-class TensorEncoder {
- public:
-  TensorEncoder(uint64_t seed) : seed_(seed) {}
-
-  enum class Init { normal, uniform_norm };
-
-  // Adds tensor `name` of shape `ne` filled per `init` (normal: N(0, stddev^2)).
-  Status add(gguf::GgufWriter& w, const std::string& name, GgmlType type, std::vector<int64_t> ne, Init init,
-             float stddev) {
-    const uint64_t stream = stream_++;
-    int64_t n = 1;
-    for (int64_t d : ne) n *= d;
-    std::vector<float> x(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-      const uint64_t u = static_cast<uint64_t>(i);
-      x[static_cast<size_t>(i)] = init == Init::normal
-                                      ? stddev * synth_normal(seed_, stream, u)
-                                      : static_cast<float>(0.8 + 0.4 * synth_uniform(seed_, stream, u));
+// Fills rows [r0, r1) of tensor t (rows of ne[0] elements) and encodes them
+// into `out` (row_bytes each). Element e of the tensor is generated from
+// (seed, t.stream, e), so any row range can be produced on its own.
+void encode_rows(const SynthTensor& t, uint64_t seed, int64_t r0, int64_t r1, size_t row_bytes, uint8_t* out) {
+  const QuantizeWeightsFn q = weight_quantizer(t.type);
+  const int64_t cols = t.ne[0];
+  std::vector<float> x(static_cast<size_t>(cols));
+  for (int64_t r = r0; r < r1; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      const uint64_t e = static_cast<uint64_t>(r * cols + c);
+      x[static_cast<size_t>(c)] = t.init == SynthInit::normal
+                                      ? t.stddev * synth_normal(seed, t.stream, e)
+                                      : static_cast<float>(0.8 + 0.4 * synth_uniform(seed, t.stream, e));
     }
-    n_params_ += static_cast<uint64_t>(n);
-    const QuantizeWeightsFn q = weight_quantizer(type);
-    const auto row_bytes = ggml_row_bytes(type, ne[0]);
-    if (q == nullptr)
-      return invalid_argument_error(std::string("synth: LES cannot write weights of type ") + ggml_type_name(type));
-    if (!row_bytes)
-      return invalid_argument_error("synth: tensor '" + name + "' has rows of " + std::to_string(ne[0]) +
-                                    " elements, not a multiple of the " + ggml_type_name(type) + " block size");
-    const int64_t n_rows = n / ne[0];
-    std::vector<uint8_t> bytes(*row_bytes * static_cast<size_t>(n_rows));
-    for (int64_t r = 0; r < n_rows; ++r)
-      q(x.data() + r * ne[0], bytes.data() + static_cast<size_t>(r) * *row_bytes, ne[0], nullptr);
-    return w.add_tensor(name, type, ne, bytes.data(), bytes.size());
+    q(x.data(), out + static_cast<size_t>(r - r0) * row_bytes, cols, nullptr);
   }
-
-  uint64_t n_params() const { return n_params_; }
-
- private:
-  uint64_t seed_;
-  uint64_t stream_ = 0;
-  uint64_t n_params_ = 0;
-};
+}
 
 Status write_tokenizer(gguf::GgufWriter& w, const SpmVocab& v) {
   std::vector<double> scores(v.scores.begin(), v.scores.end());
@@ -164,6 +142,38 @@ Result<SynthPreset> synth_preset(std::string_view name) {
   return invalid_argument_error("synth: unknown preset '" + std::string(name) + "' (known: " + known + ")");
 }
 
+std::vector<SynthTensor> synth_tensor_plan(const SynthPreset& p, GgmlType weight_type, int64_t n_vocab) {
+  std::vector<SynthTensor> plan;
+  auto add = [&plan](std::string name, GgmlType type, std::vector<int64_t> ne, SynthInit init, float stddev) {
+    const uint64_t stream = plan.size();
+    plan.push_back({std::move(name), type, std::move(ne), init, stddev, stream});
+  };
+  auto inv_sqrt = [](int64_t fan_in) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(fan_in))); };
+  const GgmlType wt = weight_type, f32 = GgmlType::F32;
+  const auto normal = SynthInit::normal, norm = SynthInit::uniform_norm;
+  const int64_t E = p.n_embd, Q = int64_t{p.n_head} * p.head_dim, KV = int64_t{p.n_head_kv} * p.head_dim;
+  const int64_t F = p.n_ff_exp, X = p.n_expert;
+  add("token_embd.weight", wt, {E, n_vocab}, normal, 0.2f);
+  for (int32_t l = 0; l < p.n_layer; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    add(b + "attn_norm.weight", f32, {E}, norm, 0);
+    add(b + "attn_q.weight", wt, {E, Q}, normal, inv_sqrt(E));
+    add(b + "attn_k.weight", wt, {E, KV}, normal, inv_sqrt(E));
+    add(b + "attn_v.weight", wt, {E, KV}, normal, inv_sqrt(E));
+    add(b + "attn_output.weight", wt, {Q, E}, normal, inv_sqrt(Q));
+    add(b + "attn_q_norm.weight", f32, {p.head_dim}, norm, 0);
+    add(b + "attn_k_norm.weight", f32, {p.head_dim}, norm, 0);
+    add(b + "ffn_norm.weight", f32, {E}, norm, 0);
+    add(b + "ffn_gate_inp.weight", f32, {E, X}, normal, 1.5f * inv_sqrt(E));
+    add(b + "ffn_gate_exps.weight", wt, {E, F, X}, normal, inv_sqrt(E));
+    add(b + "ffn_up_exps.weight", wt, {E, F, X}, normal, inv_sqrt(E));
+    add(b + "ffn_down_exps.weight", wt, {F, E, X}, normal, inv_sqrt(F));
+  }
+  add("output_norm.weight", f32, {E}, norm, 0);
+  add("output.weight", wt, {E, n_vocab}, normal, 0.2f);
+  return plan;
+}
+
 Result<SynthInfo> write_synth_model(const SynthPreset& p, const SynthOptions& opts, const std::string& path) {
   LES_RETURN_IF_ERROR(check_preset(p));
   if (weight_quantizer(opts.type) == nullptr)
@@ -175,9 +185,6 @@ Result<SynthInfo> write_synth_model(const SynthPreset& p, const SynthOptions& op
   const std::string a = p.arch;
   LES_RETURN_IF_ERROR(w.set_string("general.architecture", a));
   LES_RETURN_IF_ERROR(w.set_string("general.name", "les-synth-" + p.name + "-" + a));
-  LES_RETURN_IF_ERROR(w.set_u32(kSynthVersionKey, static_cast<uint32_t>(kSynthVersion)));
-  LES_RETURN_IF_ERROR(w.set_string("les.synth.preset", p.name));
-  LES_RETURN_IF_ERROR(w.set_u64("les.synth.seed", opts.seed));
   LES_RETURN_IF_ERROR(w.set_u32(kSynthVersionKey, static_cast<uint32_t>(kSynthVersion)));
   LES_RETURN_IF_ERROR(w.set_string("les.synth.preset", p.name));
   LES_RETURN_IF_ERROR(w.set_u64("les.synth.seed", opts.seed));
@@ -198,35 +205,35 @@ Result<SynthInfo> write_synth_model(const SynthPreset& p, const SynthOptions& op
   LES_RETURN_IF_ERROR(w.set_u32(a + ".expert_feed_forward_length", static_cast<uint32_t>(p.n_ff_exp)));
   LES_RETURN_IF_ERROR(write_tokenizer(w, vocab));
 
-  using Init = TensorEncoder::Init;
-  TensorEncoder enc(opts.seed);
-  const GgmlType wt = opts.type;
-  const int64_t E = p.n_embd, Q = int64_t{p.n_head} * p.head_dim, KV = int64_t{p.n_head_kv} * p.head_dim;
-  const int64_t F = p.n_ff_exp, X = p.n_expert;
-  LES_RETURN_IF_ERROR(enc.add(w, "token_embd.weight", wt, {E, n_vocab}, Init::normal, 0.2f));
-  for (int32_t l = 0; l < p.n_layer; ++l) {
-    const std::string b = "blk." + std::to_string(l) + ".";
-    auto inv_sqrt = [](int64_t fan_in) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(fan_in))); };
-    LES_RETURN_IF_ERROR(enc.add(w, b + "attn_norm.weight", GgmlType::F32, {E}, Init::uniform_norm, 0));
-    LES_RETURN_IF_ERROR(enc.add(w, b + "attn_q.weight", wt, {E, Q}, Init::normal, inv_sqrt(E)));
-    LES_RETURN_IF_ERROR(enc.add(w, b + "attn_k.weight", wt, {E, KV}, Init::normal, inv_sqrt(E)));
-    LES_RETURN_IF_ERROR(enc.add(w, b + "attn_v.weight", wt, {E, KV}, Init::normal, inv_sqrt(E)));
-    LES_RETURN_IF_ERROR(enc.add(w, b + "attn_output.weight", wt, {Q, E}, Init::normal, inv_sqrt(Q)));
-    LES_RETURN_IF_ERROR(enc.add(w, b + "attn_q_norm.weight", GgmlType::F32, {p.head_dim}, Init::uniform_norm, 0));
-    LES_RETURN_IF_ERROR(enc.add(w, b + "attn_k_norm.weight", GgmlType::F32, {p.head_dim}, Init::uniform_norm, 0));
-    LES_RETURN_IF_ERROR(enc.add(w, b + "ffn_norm.weight", GgmlType::F32, {E}, Init::uniform_norm, 0));
-    LES_RETURN_IF_ERROR(enc.add(w, b + "ffn_gate_inp.weight", GgmlType::F32, {E, X}, Init::normal, 1.5f * inv_sqrt(E)));
-    LES_RETURN_IF_ERROR(enc.add(w, b + "ffn_gate_exps.weight", wt, {E, F, X}, Init::normal, inv_sqrt(E)));
-    LES_RETURN_IF_ERROR(enc.add(w, b + "ffn_up_exps.weight", wt, {E, F, X}, Init::normal, inv_sqrt(E)));
-    LES_RETURN_IF_ERROR(enc.add(w, b + "ffn_down_exps.weight", wt, {F, E, X}, Init::normal, inv_sqrt(F)));
-  }
-  LES_RETURN_IF_ERROR(enc.add(w, "output_norm.weight", GgmlType::F32, {E}, Init::uniform_norm, 0));
-  LES_RETURN_IF_ERROR(enc.add(w, "output.weight", wt, {E, n_vocab}, Init::normal, 0.2f));
-
-  LES_RETURN_IF_ERROR(w.write_to_file(path));
   SynthInfo info;
   info.n_vocab = static_cast<int32_t>(n_vocab);
-  info.n_params = enc.n_params();
+  const unsigned n_threads = opts.n_threads > 0 ? static_cast<unsigned>(opts.n_threads)
+                                                : std::max(1u, std::thread::hardware_concurrency());
+  for (const SynthTensor& t : synth_tensor_plan(p, opts.type, n_vocab)) {
+    if (weight_quantizer(t.type) == nullptr)
+      return invalid_argument_error(std::string("synth: LES cannot write weights of type ") + ggml_type_name(t.type));
+    const auto row_bytes = ggml_row_bytes(t.type, t.ne[0]);
+    if (!row_bytes)
+      return invalid_argument_error("synth: tensor '" + t.name + "' has rows of " + std::to_string(t.ne[0]) +
+                                    " elements, not a multiple of the " + ggml_type_name(t.type) + " block size");
+    int64_t n_rows = 1;
+    for (size_t d = 1; d < t.ne.size(); ++d) n_rows *= t.ne[d];
+    std::vector<uint8_t> bytes(*row_bytes * static_cast<size_t>(n_rows));
+    // Row ranges in parallel; the result does not depend on the thread count.
+    const int64_t n_parts = std::min<int64_t>(n_threads, std::max<int64_t>(1, n_rows * t.ne[0] / (1 << 16)));
+    std::vector<std::thread> workers;
+    for (int64_t k = 1; k < n_parts; ++k) {
+      const int64_t r0 = n_rows * k / n_parts, r1 = n_rows * (k + 1) / n_parts;
+      workers.emplace_back(encode_rows, std::cref(t), opts.seed, r0, r1, *row_bytes,
+                           bytes.data() + static_cast<size_t>(r0) * *row_bytes);
+    }
+    encode_rows(t, opts.seed, 0, n_rows / n_parts, *row_bytes, bytes.data());
+    for (auto& th : workers) th.join();
+    LES_RETURN_IF_ERROR(w.add_tensor(t.name, t.type, t.ne, bytes.data(), bytes.size()));
+    info.n_params += static_cast<uint64_t>(n_rows * t.ne[0]);
+  }
+
+  LES_RETURN_IF_ERROR(w.write_to_file(path));
   std::error_code ec;
   info.file_bytes = std::filesystem::file_size(path, ec);
   return info;

@@ -71,7 +71,27 @@ struct SynthOptions {
   // Q5_K, Q4_K, Q3_K, Q4_0; K-quants need rows that are multiples of 256).
   GgmlType type = GgmlType::F16;
   uint64_t seed = 1234;           // weight seed
+  int n_threads = 0;              // generation threads; 0 = hardware_concurrency. The bytes do not depend on it.
 };
+
+// How a tensor's values are drawn.
+enum class SynthInit { normal, uniform_norm };  // N(0, stddev^2) / U(0.8, 1.2)
+
+// One tensor of a synthetic model: its name, type, shape (ne order) and the
+// generator stream its values come from (its index in the plan).
+struct SynthTensor {
+  std::string name;
+  GgmlType type = GgmlType::F32;
+  std::vector<int64_t> ne;
+  SynthInit init = SynthInit::normal;
+  float stddev = 0;
+  uint64_t stream = 0;
+};
+
+// The tensors of a preset in file order (the table above), with 2-D/3-D
+// weight matrices of `weight_type`. Pure; a streaming writer can use it to
+// lay out the header before any data exists.
+std::vector<SynthTensor> synth_tensor_plan(const SynthPreset& preset, GgmlType weight_type, int64_t n_vocab);
 
 // Summary of a written file, for logs.
 struct SynthInfo {

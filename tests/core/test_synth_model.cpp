@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <set>
 
 #include "core/gguf_reader.h"
 #include "core/synth_model.h"
@@ -92,6 +93,10 @@ TEST_CASE("synth tiny writes a loadable qwen3moe GGUF", "[synth]") {
   const std::string path2 = les::test::temp_dir() + "/tiny2.gguf";
   REQUIRE(les::write_synth_model(*preset, les::SynthOptions{}, path2).ok());
   CHECK(read_all(path) == read_all(path2));
+  les::SynthOptions three_threads;
+  three_threads.n_threads = 3;
+  REQUIRE(les::write_synth_model(*preset, three_threads, path2).ok());
+  CHECK(read_all(path) == read_all(path2));  // the thread count never changes the bytes
   les::SynthOptions other;
   other.seed = 99;
   REQUIRE(les::write_synth_model(*preset, other, path2).ok());
@@ -141,6 +146,23 @@ TEST_CASE("synth quantised files hold the same weights up to quantisation error"
   // Gaussian rows: Q8_0 ~0.5 %, Q4_K ~8 % relative RMSE; a wrong layout or row gives ~140 %.
   CHECK(rel_rmse(y8) < 0.01);
   CHECK(rel_rmse(y4) < 0.12);
+}
+
+TEST_CASE("synth tensor plan: qwen3moe names, unique streams, file order", "[synth]") {
+  auto preset = les::synth_preset("tiny");
+  REQUIRE(preset.ok());
+  const auto plan = les::synth_tensor_plan(*preset, les::GgmlType::Q4_K, 500);
+  REQUIRE(plan.size() == 3 + 12 * static_cast<size_t>(preset->n_layer));
+  CHECK(plan.front().name == "token_embd.weight");
+  CHECK(plan.back().name == "output.weight");
+  std::set<std::string> names;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    CHECK(plan[i].stream == i);
+    names.insert(plan[i].name);
+    if (plan[i].ne.size() == 1) CHECK(plan[i].type == les::GgmlType::F32);
+  }
+  CHECK(names.size() == plan.size());
+  CHECK(names.count("blk.3.ffn_down_exps.weight"));
 }
 
 TEST_CASE("synth rejects unsupported types and bad presets", "[synth]") {
