@@ -14,5 +14,6 @@ struct ToolState {
 void register_inspect(CLI::App& app, ToolState& state);
 void register_run(CLI::App& app, ToolState& state);
 void register_synth(CLI::App& app, ToolState& state);
+void register_tokenize(CLI::App& app, ToolState& state);
 
 }  // namespace les::tool

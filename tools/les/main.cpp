@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   les::tool::register_inspect(app, state);
   les::tool::register_run(app, state);
   les::tool::register_synth(app, state);
+  les::tool::register_tokenize(app, state);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

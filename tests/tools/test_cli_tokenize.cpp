@@ -1,0 +1,93 @@
+// `les tokenize` end to end: the built tool gives llama.cpp's prompt token ids
+// for the trained (SPM) and synthetic qwen3moe (BPE) fixtures, and fails
+// cleanly on a missing file and an unsupported (bert) tokenizer.
+#include <catch2/catch.hpp>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "support/fixtures.h"
+
+namespace {
+
+struct RunResult {
+  int exit_code = -1;  // -1: did not exit normally (crash)
+  std::string out, err;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+std::string sh_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') q += "'\\''";
+    else q += c;
+  }
+  return q + "'";
+}
+
+RunResult run_les(const std::string& args) {
+  const char* dir = std::getenv("LES_TEST_BINARY_DIR");
+  REQUIRE(dir != nullptr);
+  static int n = 0;
+  const std::string base = les::test::temp_dir() + "/tok" + std::to_string(n++);
+  const std::string cmd = sh_quote(std::string(dir) + "/tools/les") + " " + args + " >" + base + ".out 2>" + base + ".err";
+  const int status = std::system(cmd.c_str());
+  RunResult r;
+  if (status != -1 && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  r.out = read_file(base + ".out");
+  r.err = read_file(base + ".err");
+  INFO("command: " << cmd << "\nstderr: " << r.err);
+  return r;
+}
+
+void check_reference_ids(const std::string& model_rel, const std::string& json_rel) {
+  LES_REQUIRE_FIXTURE(model, model_rel);
+  LES_REQUIRE_FIXTURE(json_path, json_rel);
+  const auto ref = nlohmann::json::parse(read_file(json_path));
+  for (const auto& p : ref["prompts"]) {
+    std::string expected;
+    for (const int id : p["tokens_model"]) expected += (expected.empty() ? "" : " ") + std::to_string(id);
+    const RunResult r = run_les("tokenize --ids " + sh_quote(model) + " " + sh_quote(p["text"].get<std::string>()));
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == expected + "\n");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("les tokenize: prompt ids equal llama.cpp's", "[cli]") {
+  SECTION("trained tiny-qwen3moe (SPM)") {
+    check_reference_ids("trained/tiny-qwen3moe-F16.gguf", "trained/reference/tiny-qwen3moe-F16.json");
+  }
+  SECTION("synthetic qwen3moe (BPE)") {
+    check_reference_ids("synthetic/qwen3moe-F16.gguf", "synthetic/reference/qwen3moe-F16.json");
+  }
+}
+
+TEST_CASE("les tokenize: the table lists id, type and piece", "[cli]") {
+  LES_REQUIRE_FIXTURE(model, "trained/tiny-qwen3moe-F16.gguf");
+  const RunResult r = run_les("tokenize " + sh_quote(model) + " 'It'");
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("2 tokens (llama model"));
+  CHECK_THAT(r.out, Catch::Contains("control") && Catch::Contains("\"<s>\""));
+  CHECK_THAT(r.out, Catch::Contains("\" It\""));
+}
+
+TEST_CASE("les tokenize: errors exit non-zero with a message", "[cli]") {
+  const RunResult missing = run_les("tokenize /nonexistent/model.gguf hello");
+  CHECK(missing.exit_code == 1);
+  CHECK_THAT(missing.err, Catch::Contains("les tokenize:"));
+  LES_REQUIRE_FIXTURE(bert, "tokenizer/ggml-vocab-bert-bge.gguf");
+  const RunResult wpm = run_les("tokenize " + sh_quote(bert) + " hello");
+  CHECK(wpm.exit_code == 1);
+  CHECK_THAT(wpm.err, Catch::Contains("unsupported") && Catch::Contains("'bert'"));
+  CHECK(run_les("tokenize").exit_code != 0);
+}
