@@ -129,6 +129,13 @@ TEST_CASE("les run: greedy text on the trained fixture equals llama.cpp's", "[cl
   REQUIRE(s.exit_code == 0);
   CHECK(s.out == expected.substr(0, at));
   CHECK(s.err.find("stop: stop_string") != std::string::npos);
+
+  // Several --stop options: the earliest match in the text wins.
+  const std::string late = expected.substr(expected.size() - 4), early = expected.substr(at + 2, 5);
+  auto two = run_les("run -m " + sh_quote(model) + " -p " + sh_quote(prompt) + " --temp 0 -n 32 --stop " +
+                     sh_quote(late) + " --stop " + sh_quote(early));
+  REQUIRE(two.exit_code == 0);
+  CHECK(two.out == expected.substr(0, expected.find(early)));
 }
 
 TEST_CASE("les run: without -m it generates and uses the embedded default", "[cli]") {

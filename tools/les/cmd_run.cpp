@@ -168,7 +168,7 @@ void register_run(CLI::App& app, ToolState& state) {
   cmd->add_option("-t,--threads", o->n_threads, "Compute threads (0 = all cores)")->capture_default_str();
   cmd->add_option("-c,--ctx", o->n_ctx, "Context size in tokens (0 = min(model's, 4096))")->capture_default_str();
   cmd->add_flag("--ignore-eos", o->ignore_eos, "Keep generating past end-of-text tokens");
-  cmd->add_option("--stop", o->stop, "Stop string (repeatable); the text stops before it");
+  cmd->add_option("--stop", o->stop, "Stop string (repeatable); the text stops before it")->allow_extra_args(false);
   cmd->callback([&state, o] { state.exit_code = run(*o); });
 }
 
