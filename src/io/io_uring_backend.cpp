@@ -121,6 +121,8 @@ class IoUringBackend final : public IoBackend {
       got += hand_out(out);
       if (got >= min_complete || outstanding_ == 0) break;
       if (in_kernel_ == 0) continue;  // only requeued work left: pump issues it
+      LES_RETURN_IF_ERROR(flush_sq());
+      if (in_kernel_ == 0 || !ready_.empty()) continue;  // flush_sq reaped something
       io_uring_cqe* cqe = nullptr;
       int ret = 0;
       if (deadline == std::chrono::steady_clock::time_point::max()) {
@@ -152,7 +154,7 @@ class IoUringBackend final : public IoBackend {
       io_uring_prep_cancel64(sqe, i, 0);
       io_uring_sqe_set_data64(sqe, kCancelUserData);
     }
-    io_uring_submit(&ring_);
+    (void)flush_sq();
     while (in_kernel_ > 0) {
       io_uring_cqe* cqe = nullptr;
       const int ret = io_uring_wait_cqe(&ring_, &cqe);
@@ -174,6 +176,22 @@ class IoUringBackend final : public IoBackend {
       sqe = io_uring_get_sqe(&ring_);
     }
     return sqe;
+  }
+
+  // Submits SQEs still sitting in the SQ ring (an earlier io_uring_submit may
+  // have stopped on a transient EAGAIN/EBUSY/EINTR), so a wait cannot sleep on
+  // reads the kernel never saw. Errors: internal for any other submit failure.
+  Status flush_sq() {
+    while (io_uring_sq_ready(&ring_) > 0) {
+      const int ret = io_uring_submit(&ring_);
+      if (ret >= 0) continue;
+      if (ret == -EAGAIN || ret == -EBUSY || ret == -EINTR) {
+        drain_cqes();  // make room in the CQ, then retry
+        continue;
+      }
+      return internal_error("io_uring_submit: errno " + errno_text(-ret));
+    }
+    return Status();
   }
 
   // Registered buffer index holding [p, p + n), or -1.
