@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "io/aligned_buffer.h"
+#include "io/aligned_range.h"
 #include "io/io_backend.h"
 #include "io_backend_list.h"
 #include "io_test_util.h"
@@ -351,6 +352,66 @@ TEST_CASE("reads into registered pool buffers", "[io]") {
       }
       // Re-registering with nothing outstanding is allowed.
       CHECK(backend->register_buffers({}).ok());
+    }
+  }
+}
+
+TEST_CASE("widen_to_alignment: aligned bounds, clamped at end of file", "[io]") {
+  auto w = widen_to_alignment(9000, 100, 10000, 4096);
+  CHECK(w.offset == 8192);
+  CHECK(w.length == 10000 - 8192);  // clamped at end of file
+  CHECK(w.skip == 808);
+  w = widen_to_alignment(5000, 100, 1 << 20, 4096);
+  CHECK(w.offset == 4096);
+  CHECK(w.length == 4096);
+  w = widen_to_alignment(8192, 4096, 1 << 20, 4096);  // already aligned: unchanged
+  CHECK(w.offset == 8192);
+  CHECK(w.length == 4096);
+  CHECK(w.skip == 0);
+  w = widen_to_alignment(4095, 2, 1 << 20, 4096);  // straddles a boundary
+  CHECK(w.offset == 0);
+  CHECK(w.length == 8192);
+  CHECK(w.skip == 4095);
+  CHECK(w.length <= widened_capacity(2, 4096));
+}
+
+TEST_CASE("widened reads of arbitrary ranges, including the file's unaligned tail", "[io]") {
+  for (const auto& kind : les::test::io_backend_kinds()) {
+    DYNAMIC_SECTION(kind) {
+      auto backend = les::test::make_io_backend(kind, IoOptions{});
+      if (!backend) continue;
+      auto file = backend->open_file(pattern_path());
+      REQUIRE(file.ok());
+      constexpr size_t kMaxLen = 100000;
+      auto pool = AlignedBufferPool::create(widened_capacity(kMaxLen, 4096), 64);
+      REQUIRE(pool.ok());
+      std::mt19937_64 rng(5);
+      std::vector<AlignedBuffer> bufs;
+      std::vector<ReadRequest> reqs;
+      std::vector<std::pair<uint64_t, size_t>> wanted;  // offset, length
+      std::vector<size_t> skips;
+      for (uint64_t i = 0; i < 64; ++i) {
+        size_t len = 1 + rng() % kMaxLen;
+        uint64_t off = rng() % (kFileSize - len + 1);
+        if (i == 0) off = kFileSize - len;  // ends exactly at the unaligned end of file
+        const WidenedRange w = widen_to_alignment(off, len, kFileSize, 4096);
+        auto b = pool->acquire();
+        REQUIRE(b.ok());
+        REQUIRE(w.length <= b->size());
+        reqs.push_back({i, *file, w.offset, w.length, b->data()});
+        wanted.emplace_back(off, len);
+        skips.push_back(w.skip);
+        bufs.push_back(std::move(b).value());
+      }
+      REQUIRE(backend->submit(reqs).ok());
+      auto done = reap_all(*backend);
+      REQUIRE(done.size() == 64);
+      for (const auto& c : done) {
+        INFO("tag " << c.tag << ": " << c.status.to_string());
+        REQUIRE(c.status.ok());
+        const auto [off, len] = wanted[c.tag];
+        CHECK(first_mismatch(bufs[c.tag].data() + skips[c.tag], off, len) == len);
+      }
     }
   }
 }
