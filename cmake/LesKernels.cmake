@@ -5,7 +5,8 @@
 #
 # One translation unit per instruction set (STYLE.md 14): files under
 # src/kernels/x86/avx2*.cpp get only the AVX2 flags, src/kernels/x86/avx512*.cpp
-# only the AVX-512 flags; nothing from them may run before cpu_features says so.
+# only the AVX-512 flags, src/kernels/arm/*dotprod*.cpp only +dotprod; nothing
+# from them may run before cpu_features (or neon_dotprod_supported) says so.
 
 file(GLOB LES_KERNEL_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/kernels/*.cpp)
 set(LES_KERNEL_ISA_SOURCES)
@@ -18,6 +19,9 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64")
   list(APPEND LES_KERNEL_ISA_SOURCES ${LES_AVX2_SOURCES} ${LES_AVX512_SOURCES})
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64|ARM64")
   file(GLOB LES_NEON_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/kernels/arm/*.cpp)
+  # arm/*dotprod*.cpp: the SDOT kernel variants, selected at run time (HWCAP_ASIMDDP).
+  file(GLOB LES_NEON_DOTPROD_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/kernels/arm/*dotprod*.cpp)
+  set_source_files_properties(${LES_NEON_DOTPROD_SOURCES} PROPERTIES COMPILE_OPTIONS "-march=armv8.2-a+dotprod")
   list(APPEND LES_KERNEL_ISA_SOURCES ${LES_NEON_SOURCES})
 endif()
 

@@ -1,6 +1,8 @@
 // The NEON kernels (src/kernels/arm) against the scalar reference (ref.h) and
 // the llama.cpp fixtures (shared/fixtures/quant), called directly so every
-// kernel is checked whatever the dispatcher picks. Runs only in aarch64 builds
+// kernel is checked whatever the dispatcher picks: the int8 kernels in both
+// their baseline (SMULL/SADALP) and SDOT variants when the CPU has SDOT
+// (qemu-aarch64 does). Runs only in aarch64 builds
 // (scripts/test-aarch64.sh runs it under qemu-aarch64); elsewhere it reports
 // itself skipped.
 //
@@ -55,14 +57,28 @@ const KernelTable& scalar_table() {
   return t;
 }
 
-const KernelTable& neon_table() {
-  static const KernelTable t = [] {
-    KernelTable s;
-    fill_scalar_table(s);
-    fill_neon_table(s);
-    return s;
-  }();
-  return t;
+// The NEON table with the baseline (dotprod = false) or SDOT int8 kernels.
+const KernelTable& neon_table(bool dotprod) {
+  static const KernelTable tables[2] = {[] {
+                                          KernelTable s;
+                                          fill_scalar_table(s);
+                                          fill_neon_table_variant(s, false);
+                                          return s;
+                                        }(),
+                                        [] {
+                                          KernelTable s;
+                                          fill_scalar_table(s);
+                                          fill_neon_table_variant(s, neon_dotprod_supported());
+                                          return s;
+                                        }()};
+  return tables[dotprod ? 1 : 0];
+}
+
+// The int8 kernel variants this CPU runs: baseline always, SDOT when supported.
+std::vector<bool> variants() {
+  if (neon_dotprod_supported()) return {false, true};
+  WARN("this CPU has no SDOT: only the baseline NEON int8 kernels are tested");
+  return {false};
 }
 
 enum class Pattern { random, zeros, ones, unit_scale };
@@ -180,24 +196,30 @@ void check_vec_dot(GgmlType type) {
       const Misaligned w(wbytes);
       const Misaligned x(make_activation_blocks(xt, n, rng, p));
 
-      float ref = std::nanf(""), got = std::nanf("");
+      float ref = std::nanf("");
       scalar_table().of(type).vec_dot(n, &ref, w.ptr, x.ptr);
-      neon_table().of(type).vec_dot(n, &got, w.ptr, x.ptr);
       const double tol = static_cast<double>(n / bs + 4) * kEpsF32 * magnitude(type, w.ptr, x.ptr, n);
-      INFO(les::ggml_type_name(type) << " n=" << n << " pattern " << static_cast<int>(p) << " ref " << ref
-                                     << " neon " << got << " tol " << tol);
-      if (k_quant || p == Pattern::unit_scale) {
-        CHECK(les::test::f32_bits(got) == les::test::f32_bits(ref));
-      } else {
-        CHECK(std::fabs(static_cast<double>(got) - ref) <= tol);
+      for (bool dotprod : variants()) {
+        float got = std::nanf("");
+        neon_table(dotprod).of(type).vec_dot(n, &got, w.ptr, x.ptr);
+        INFO(les::ggml_type_name(type) << (dotprod ? " sdot" : " baseline") << " n=" << n << " pattern "
+                                       << static_cast<int>(p) << " ref " << ref << " neon " << got << " tol "
+                                       << tol);
+        if (k_quant || p == Pattern::unit_scale) {
+          CHECK(les::test::f32_bits(got) == les::test::f32_bits(ref));
+        } else {
+          CHECK(std::fabs(static_cast<double>(got) - ref) <= tol);
+        }
       }
     }
   }
 }
 
 template <typename B>
-void check_block_sums(KQuantBlockSums (*neon)(const B&, const les::block_q8_K&),
-                      KQuantBlockSums (*ref)(const B&, const les::block_q8_K&)) {
+using BlockSumsFn = KQuantBlockSums (*)(const B&, const les::block_q8_K&);
+
+template <typename B>
+void check_block_sums(BlockSumsFn<B> baseline, BlockSumsFn<B> sdot, BlockSumsFn<B> ref) {
   // Weight bits random / all 0 / all 1 against activation codes random / all
   // -127 / all +127 (the extremes of the int8 products).
   uint32_t seed = 5;
@@ -208,10 +230,14 @@ void check_block_sums(KQuantBlockSums (*neon)(const B&, const les::block_q8_K&),
         const std::vector<B> w = make_blocks<B>(1, rng, wp);
         const std::vector<uint8_t> x = make_activation_blocks(GgmlType::Q8_K, les::kQKK, rng, xp);
         const auto& xb = *reinterpret_cast<const les::block_q8_K*>(x.data());
-        const KQuantBlockSums a = neon(w[0], xb), b = ref(w[0], xb);
-        INFO("weights " << static_cast<int>(wp) << " activations " << static_cast<int>(xp) << " rep " << rep);
-        CHECK(a.isum == b.isum);
-        CHECK(a.msum == b.msum);
+        const KQuantBlockSums r = ref(w[0], xb);
+        for (bool dotprod : variants()) {
+          const KQuantBlockSums a = (dotprod ? sdot : baseline)(w[0], xb);
+          INFO((dotprod ? "sdot" : "baseline") << " weights " << static_cast<int>(wp) << " activations "
+                                               << static_cast<int>(xp) << " rep " << rep);
+          CHECK(a.isum == r.isum);
+          CHECK(a.msum == r.msum);
+        }
       }
     }
   }
@@ -271,7 +297,7 @@ void check_float_dot(GgmlType type, Convert convert) {
     for (int64_t i = 0; i < n; ++i) mag += std::fabs(static_cast<double>(wd[i]) * xd[i]);
     float ref = std::nanf(""), got = std::nanf("");
     scalar_table().of(type).vec_dot(n, &ref, w.ptr, x.ptr);
-    neon_table().of(type).vec_dot(n, &got, w.ptr, x.ptr);
+    neon_table(false).of(type).vec_dot(n, &got, w.ptr, x.ptr);
     const double tol = static_cast<double>(n / 16 + 20) * kEpsF32 * mag;
     INFO(les::ggml_type_name(type) << " n=" << n << " ref " << ref << " neon " << got << " tol " << tol);
     CHECK(std::fabs(static_cast<double>(got) - ref) <= tol);
@@ -281,11 +307,16 @@ void check_float_dot(GgmlType type, Convert convert) {
 }  // namespace
 
 TEST_CASE("NEON K-quant integer block sums are bit-exact with the reference", "[kernels][neon]") {
-  SECTION("Q2_K") { check_block_sums<les::block_q2_K>(block_sums_q2_K_q8_K_neon, block_sums_q2_K_q8_K_ref); }
-  SECTION("Q3_K") { check_block_sums<les::block_q3_K>(block_sums_q3_K_q8_K_neon, block_sums_q3_K_q8_K_ref); }
-  SECTION("Q4_K") { check_block_sums<les::block_q4_K>(block_sums_q4_K_q8_K_neon, block_sums_q4_K_q8_K_ref); }
-  SECTION("Q5_K") { check_block_sums<les::block_q5_K>(block_sums_q5_K_q8_K_neon, block_sums_q5_K_q8_K_ref); }
-  SECTION("Q6_K") { check_block_sums<les::block_q6_K>(block_sums_q6_K_q8_K_neon, block_sums_q6_K_q8_K_ref); }
+  SECTION("Q2_K") { check_block_sums<les::block_q2_K>(block_sums_q2_K_q8_K_neon, block_sums_q2_K_q8_K_neon_dotprod,
+                                                   block_sums_q2_K_q8_K_ref); }
+  SECTION("Q3_K") { check_block_sums<les::block_q3_K>(block_sums_q3_K_q8_K_neon, block_sums_q3_K_q8_K_neon_dotprod,
+                                                   block_sums_q3_K_q8_K_ref); }
+  SECTION("Q4_K") { check_block_sums<les::block_q4_K>(block_sums_q4_K_q8_K_neon, block_sums_q4_K_q8_K_neon_dotprod,
+                                                   block_sums_q4_K_q8_K_ref); }
+  SECTION("Q5_K") { check_block_sums<les::block_q5_K>(block_sums_q5_K_q8_K_neon, block_sums_q5_K_q8_K_neon_dotprod,
+                                                   block_sums_q5_K_q8_K_ref); }
+  SECTION("Q6_K") { check_block_sums<les::block_q6_K>(block_sums_q6_K_q8_K_neon, block_sums_q6_K_q8_K_neon_dotprod,
+                                                   block_sums_q6_K_q8_K_ref); }
 }
 
 TEST_CASE("NEON vec_dot matches the scalar reference on the same bytes", "[kernels][neon]") {
@@ -313,7 +344,7 @@ TEST_CASE("NEON activation quantisers are byte-identical to the reference", "[ke
 
 TEST_CASE("NEON table keeps the scalar vec_dot types and overrides the hot kernels", "[kernels][neon]") {
   const KernelTable& s = scalar_table();
-  const KernelTable& t = neon_table();
+  const KernelTable& t = neon_table(false);
   CHECK(t.tier == KernelTier::neon);
   for (uint32_t id = 0; id < les::kGgmlTypeCount; ++id) {
     INFO("type id " << id);
@@ -326,6 +357,12 @@ TEST_CASE("NEON table keeps the scalar vec_dot types and overrides the hot kerne
     INFO(les::ggml_type_name(type));
     CHECK(t.of(type).vec_dot != s.of(type).vec_dot);
   }
+  // fill_neon_table() picks the SDOT kernels exactly when the CPU has them.
+  KernelTable best;
+  fill_scalar_table(best);
+  fill_neon_table(best);
+  CHECK(best.of(GgmlType::Q4_K).vec_dot ==
+        (neon_dotprod_supported() ? vec_dot_q4_K_q8_K_neon_dotprod : vec_dot_q4_K_q8_K_neon));
 }
 
 TEST_CASE("NEON matvec and activation quantisation reproduce the llama.cpp fixtures", "[kernels][neon][fixtures]") {
@@ -347,21 +384,24 @@ TEST_CASE("NEON matvec and activation quantisation reproduce the llama.cpp fixtu
     const size_t row_bytes = *les::ggml_row_bytes(c.type, kCols);
     REQUIRE(w.size() == row_bytes * kRows);
     REQUIRE(y.size() == static_cast<size_t>(kRows));
-    const GgmlType xt = neon_table().of(c.type).vec_dot_type;
+    const GgmlType xt = neon_table(false).of(c.type).vec_dot_type;
 
     std::vector<uint8_t> xq(x.size());
-    neon_table().of(xt).quantize_row(xf.data(), xq.data(), kCols);
+    neon_table(false).of(xt).quantize_row(xf.data(), xq.data(), kCols);
     INFO(c.name);
     CHECK(xq == x);
 
     const int64_t nb = kCols / les::ggml_type_traits(c.type).block_size;
     for (int64_t r = 0; r < kRows; ++r) {
       const uint8_t* wr = w.data() + r * row_bytes;
-      float got = std::nanf("");
-      neon_table().of(c.type).vec_dot(kCols, &got, wr, x.data());
       const double tol = static_cast<double>(nb + 4) * kEpsF32 * magnitude(c.type, wr, x.data(), kCols);
-      INFO("row " << r << " ggml " << y[r] << " neon " << got << " tol " << tol);
-      CHECK(std::fabs(static_cast<double>(got) - y[r]) <= tol);
+      for (bool dotprod : variants()) {
+        float got = std::nanf("");
+        neon_table(dotprod).of(c.type).vec_dot(kCols, &got, wr, x.data());
+        INFO((dotprod ? "sdot" : "baseline") << " row " << r << " ggml " << y[r] << " neon " << got << " tol "
+                                             << tol);
+        CHECK(std::fabs(static_cast<double>(got) - y[r]) <= tol);
+      }
     }
   }
 }

@@ -1,5 +1,10 @@
 // Internal: small NEON building blocks shared by the arm/neon_*.cpp kernels.
 //
+// Everything here has internal linkage (anonymous namespace): the int8 kernels
+// are compiled twice, for the armv8-a baseline and for +dotprod, and each
+// translation unit must get its own copy of dot_s8 rather than whichever copy
+// the linker would keep for an inline function with external linkage.
+//
 // Thread-safety: pure inline functions.
 #pragma once
 
@@ -9,6 +14,7 @@
 #include <cstring>
 
 namespace les::kernels::neon {
+namespace {
 
 // acc + products of int8 lanes a[i] * b[i], reduced into four int32 lanes.
 // Which products land in which lane differs between the SDOT and the baseline
@@ -41,4 +47,5 @@ inline int8x16_t as_s8(uint8x16_t v) { return vreinterpretq_s8_u8(v); }
 inline uint8x16_t low_nibbles(uint8x16_t v) { return vandq_u8(v, vdupq_n_u8(0x0F)); }
 inline uint8x16_t high_nibbles(uint8x16_t v) { return vshrq_n_u8(v, 4); }
 
+}  // namespace
 }  // namespace les::kernels::neon

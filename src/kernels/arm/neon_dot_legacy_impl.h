@@ -4,6 +4,10 @@
 // Per block: an exact int32 dot of the 32 weight quants with the 32 activation
 // quants, scaled by d_w * d_x in F32 (plus m_w * s_x for the _1 formats, s_x =
 // d_x * sum(q_x) stored in the Q8_1 block). Source: block_formats.h.
+//
+// Internal: included once per instruction-set variant by a .cpp that defines
+// LES_NEON_KERNEL(name) to give the exported functions that variant's suffix
+// (neon_dot_int8.cpp: _neon, neon_dotprod.cpp: _neon_dotprod); no include guard on purpose.
 #include <arm_neon.h>
 
 #include "kernels/arm/neon_kernels.h"
@@ -35,7 +39,7 @@ inline FifthBits fifth_bits(const uint8_t qh[4]) {
 
 }  // namespace
 
-void vec_dot_q4_0_q8_0_neon(int64_t n, float* s, const void* w, const void* x) {
+void LES_NEON_KERNEL(vec_dot_q4_0_q8_0)(int64_t n, float* s, const void* w, const void* x) {
   const auto* wb = static_cast<const block_q4_0*>(w);
   const auto* xb = static_cast<const block_q8_0*>(x);
   const int64_t nb = n / kQK4_0;
@@ -51,7 +55,7 @@ void vec_dot_q4_0_q8_0_neon(int64_t n, float* s, const void* w, const void* x) {
   *s = vaddvq_f32(acc);
 }
 
-void vec_dot_q5_0_q8_0_neon(int64_t n, float* s, const void* w, const void* x) {
+void LES_NEON_KERNEL(vec_dot_q5_0_q8_0)(int64_t n, float* s, const void* w, const void* x) {
   const auto* wb = static_cast<const block_q5_0*>(w);
   const auto* xb = static_cast<const block_q8_0*>(x);
   const int64_t nb = n / kQK5_0;
@@ -68,7 +72,7 @@ void vec_dot_q5_0_q8_0_neon(int64_t n, float* s, const void* w, const void* x) {
   *s = vaddvq_f32(acc);
 }
 
-void vec_dot_q8_0_q8_0_neon(int64_t n, float* s, const void* w, const void* x) {
+void LES_NEON_KERNEL(vec_dot_q8_0_q8_0)(int64_t n, float* s, const void* w, const void* x) {
   const auto* wb = static_cast<const block_q8_0*>(w);
   const auto* xb = static_cast<const block_q8_0*>(x);
   const int64_t nb = n / kQK8_0;
@@ -81,7 +85,7 @@ void vec_dot_q8_0_q8_0_neon(int64_t n, float* s, const void* w, const void* x) {
   *s = vaddvq_f32(acc);
 }
 
-void vec_dot_iq4_nl_q8_0_neon(int64_t n, float* s, const void* w, const void* x) {
+void LES_NEON_KERNEL(vec_dot_iq4_nl_q8_0)(int64_t n, float* s, const void* w, const void* x) {
   const auto* wb = static_cast<const block_iq4_nl*>(w);
   const auto* xb = static_cast<const block_q8_0*>(x);
   const int64_t nb = n / kQK4_NL;
@@ -97,7 +101,7 @@ void vec_dot_iq4_nl_q8_0_neon(int64_t n, float* s, const void* w, const void* x)
   *s = vaddvq_f32(acc);
 }
 
-void vec_dot_q4_1_q8_1_neon(int64_t n, float* s, const void* w, const void* x) {
+void LES_NEON_KERNEL(vec_dot_q4_1_q8_1)(int64_t n, float* s, const void* w, const void* x) {
   const auto* wb = static_cast<const block_q4_1*>(w);
   const auto* xb = static_cast<const block_q8_1*>(x);
   const int64_t nb = n / kQK4_1;
@@ -113,7 +117,7 @@ void vec_dot_q4_1_q8_1_neon(int64_t n, float* s, const void* w, const void* x) {
   *s = vaddvq_f32(acc) + sum_m;
 }
 
-void vec_dot_q5_1_q8_1_neon(int64_t n, float* s, const void* w, const void* x) {
+void LES_NEON_KERNEL(vec_dot_q5_1_q8_1)(int64_t n, float* s, const void* w, const void* x) {
   const auto* wb = static_cast<const block_q5_1*>(w);
   const auto* xb = static_cast<const block_q8_1*>(x);
   const int64_t nb = n / kQK5_1;

@@ -15,6 +15,10 @@
 //   Q5_K: as Q4_K plus fifth bit (qh[l] >> 2c) & 1, resp. (qh[l] >> (2c + 1)) & 1.
 //   Q6_K: e = 128h + l, +32, +64, +96 (l < 32): low/high nibbles of ql[64h + l],
 //         ql[64h + 32 + l] with bit pairs 0-1, 2-3, 4-5, 6-7 of qh[32h + l]; scale e/16.
+//
+// Internal: included once per instruction-set variant by a .cpp that defines
+// LES_NEON_KERNEL(name) to give the exported functions that variant's suffix
+// (neon_dot_int8.cpp: _neon, neon_dotprod.cpp: _neon_dotprod); no include guard on purpose.
 #include <arm_neon.h>
 
 #include <cstring>
@@ -81,7 +85,7 @@ inline int32_t min_correction_16(const int16_t bsums[16], uint8x16_t min) {
 
 }  // namespace
 
-KQuantBlockSums block_sums_q2_K_q8_K_neon(const block_q2_K& w, const block_q8_K& x) {
+KQuantBlockSums LES_NEON_KERNEL(block_sums_q2_K_q8_K)(const block_q2_K& w, const block_q8_K& x) {
   const uint8x16_t three = vdupq_n_u8(3);
   const uint8x16_t sc = vld1q_u8(w.scales);
   uint8_t scale[16];
@@ -102,7 +106,7 @@ KQuantBlockSums block_sums_q2_K_q8_K_neon(const block_q2_K& w, const block_q8_K&
   return {vaddvq_s32(acc), min_correction_16(x.bsums, high_nibbles(sc))};
 }
 
-KQuantBlockSums block_sums_q3_K_q8_K_neon(const block_q3_K& w, const block_q8_K& x) {
+KQuantBlockSums LES_NEON_KERNEL(block_sums_q3_K_q8_K)(const block_q3_K& w, const block_q8_K& x) {
   const uint8x16_t three = vdupq_n_u8(3);
   const uint8x16_t four = vdupq_n_u8(4);
   const int8x16_t four_s = vdupq_n_s8(4);
@@ -130,7 +134,7 @@ KQuantBlockSums block_sums_q3_K_q8_K_neon(const block_q3_K& w, const block_q8_K&
   return {vaddvq_s32(acc), 0};
 }
 
-KQuantBlockSums block_sums_q4_K_q8_K_neon(const block_q4_K& w, const block_q8_K& x) {
+KQuantBlockSums LES_NEON_KERNEL(block_sums_q4_K_q8_K)(const block_q4_K& w, const block_q8_K& x) {
   uint8_t scale[8], min[8];
   unpack_scales_mins_k4(w.scales, scale, min);
   int32x4_t acc = vdupq_n_s32(0);
@@ -148,7 +152,7 @@ KQuantBlockSums block_sums_q4_K_q8_K_neon(const block_q4_K& w, const block_q8_K&
   return {vaddvq_s32(acc), min_correction_32(x.bsums, min)};
 }
 
-KQuantBlockSums block_sums_q5_K_q8_K_neon(const block_q5_K& w, const block_q8_K& x) {
+KQuantBlockSums LES_NEON_KERNEL(block_sums_q5_K_q8_K)(const block_q5_K& w, const block_q8_K& x) {
   const uint8x16_t bit4 = vdupq_n_u8(0x10);
   uint8_t scale[8], min[8];
   unpack_scales_mins_k4(w.scales, scale, min);
@@ -175,7 +179,7 @@ KQuantBlockSums block_sums_q5_K_q8_K_neon(const block_q5_K& w, const block_q8_K&
   return {vaddvq_s32(acc), min_correction_32(x.bsums, min)};
 }
 
-KQuantBlockSums block_sums_q6_K_q8_K_neon(const block_q6_K& w, const block_q8_K& x) {
+KQuantBlockSums LES_NEON_KERNEL(block_sums_q6_K_q8_K)(const block_q6_K& w, const block_q8_K& x) {
   const uint8x16_t bits45 = vdupq_n_u8(0x30);
   const int8x16_t offset = vdupq_n_s8(32);
   int32x4_t acc = vdupq_n_s32(0);
@@ -230,20 +234,20 @@ void vec_dot_k(int64_t n, float* s, const void* w, const void* x) {
 
 }  // namespace
 
-void vec_dot_q2_K_q8_K_neon(int64_t n, float* s, const void* w, const void* x) {
-  vec_dot_k<block_q2_K, true, block_sums_q2_K_q8_K_neon>(n, s, w, x);
+void LES_NEON_KERNEL(vec_dot_q2_K_q8_K)(int64_t n, float* s, const void* w, const void* x) {
+  vec_dot_k<block_q2_K, true, LES_NEON_KERNEL(block_sums_q2_K_q8_K)>(n, s, w, x);
 }
-void vec_dot_q3_K_q8_K_neon(int64_t n, float* s, const void* w, const void* x) {
-  vec_dot_k<block_q3_K, false, block_sums_q3_K_q8_K_neon>(n, s, w, x);
+void LES_NEON_KERNEL(vec_dot_q3_K_q8_K)(int64_t n, float* s, const void* w, const void* x) {
+  vec_dot_k<block_q3_K, false, LES_NEON_KERNEL(block_sums_q3_K_q8_K)>(n, s, w, x);
 }
-void vec_dot_q4_K_q8_K_neon(int64_t n, float* s, const void* w, const void* x) {
-  vec_dot_k<block_q4_K, true, block_sums_q4_K_q8_K_neon>(n, s, w, x);
+void LES_NEON_KERNEL(vec_dot_q4_K_q8_K)(int64_t n, float* s, const void* w, const void* x) {
+  vec_dot_k<block_q4_K, true, LES_NEON_KERNEL(block_sums_q4_K_q8_K)>(n, s, w, x);
 }
-void vec_dot_q5_K_q8_K_neon(int64_t n, float* s, const void* w, const void* x) {
-  vec_dot_k<block_q5_K, true, block_sums_q5_K_q8_K_neon>(n, s, w, x);
+void LES_NEON_KERNEL(vec_dot_q5_K_q8_K)(int64_t n, float* s, const void* w, const void* x) {
+  vec_dot_k<block_q5_K, true, LES_NEON_KERNEL(block_sums_q5_K_q8_K)>(n, s, w, x);
 }
-void vec_dot_q6_K_q8_K_neon(int64_t n, float* s, const void* w, const void* x) {
-  vec_dot_k<block_q6_K, false, block_sums_q6_K_q8_K_neon>(n, s, w, x);
+void LES_NEON_KERNEL(vec_dot_q6_K_q8_K)(int64_t n, float* s, const void* w, const void* x) {
+  vec_dot_k<block_q6_K, false, LES_NEON_KERNEL(block_sums_q6_K_q8_K)>(n, s, w, x);
 }
 
 }  // namespace les::kernels
