@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Cross-build the dependency-free kernel library and its tests for aarch64
 # (g++-aarch64-linux-gnu) and run them under qemu-aarch64 via ctest, once per
-# target architecture level: the armv8-a baseline (NEON, widening multiplies)
-# and armv8.2-a+dotprod (the SDOT kernel paths), so both code paths are tested.
+# target architecture level: the armv8-a baseline (NEON, widening multiplies,
+# SDOT variants picked at run time) and armv8.2-a+dotprod (SDOT everywhere).
+# The baseline build's tests run twice: on qemu's default CPU (which has SDOT)
+# and on an emulated Cortex-A53 (no SDOT), so the runtime choice is tested too.
 #
 # Usage: scripts/test-aarch64.sh [build-dir] [extra cmake args...]
 #   build-dir defaults to <repo>/build-aarch64; the second level builds in
@@ -41,4 +43,9 @@ for march in ${marches}; do
     "$@"
   cmake --build "${dir}" -j "${jobs}"
   LES_FIXTURES_DIR="${fixtures}" ctest --test-dir "${dir}" --output-on-failure -j "${jobs}"
+  if [ "${dir}" = "${build}" ] && [[ "${march}" != *dotprod* ]]; then
+    echo "=== aarch64 -march=${march} on an emulated Cortex-A53 (no SDOT)"
+    QEMU_CPU=cortex-a53 LES_FIXTURES_DIR="${fixtures}" \
+      ctest --test-dir "${dir}" --output-on-failure -j "${jobs}"
+  fi
 done
