@@ -18,7 +18,7 @@ TEST_CASE("LES_KERNEL_TIER forces a lower tier (set before first use)", "[kernel
   // Request avx2; on a machine without it the request falls back to scalar.
   REQUIRE(setenv("LES_KERNEL_TIER", "avx2", 1) == 0);
   const KernelTier best = best_kernel_tier();
-  const CpuFeatures f = detect_cpu_features();
+  [[maybe_unused]] const CpuFeatures f = detect_cpu_features();  // only read on x86
 #if defined(__x86_64__)
   if (f.has_avx2 && f.has_fma && f.has_f16c && f.has_bmi2) {
     CHECK(best == KernelTier::avx2);
