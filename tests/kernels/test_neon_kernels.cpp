@@ -249,7 +249,9 @@ void check_block_sums(BlockSumsFn<B> baseline, BlockSumsFn<B> sdot, BlockSumsFn<
 //   Q8_K whose first element (+127) gives iscale = -1, so ties there too;
 // * the rest of the first 256: N(0,1); after that N(0,1) with x30 outliers;
 // * elements 256..511 (when n >= 512): zero, an all-zero block for every format;
-// * a +-500 magnitude tie in block 2 (positive first) and block 3 (negative first).
+// * a +-500 magnitude tie in block 2 (positive first) and block 3 (negative first);
+// * (n >= 4096) NaN, +inf and -inf in three more blocks, and a 32-block that is
+//   zero but for one subnormal (127 / amax overflows to inf).
 std::vector<float> quantiser_input(int64_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> g(0.0f, 1.0f);
@@ -262,6 +264,13 @@ std::vector<float> quantiser_input(int64_t n, uint32_t seed) {
   if (n >= 1024) {
     x[600] = 500.0f, x[601] = -500.0f;
     x[800] = -500.0f, x[900] = 500.0f;
+  }
+  if (n >= 4096) {
+    x[1100] = std::numeric_limits<float>::quiet_NaN();
+    x[1500] = std::numeric_limits<float>::infinity();
+    x[2100] = -std::numeric_limits<float>::infinity();
+    std::fill(x.begin() + 2976, x.begin() + 3008, 0.0f);
+    x[3000] = -1e-40f;
   }
   return x;
 }

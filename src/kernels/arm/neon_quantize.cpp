@@ -2,7 +2,8 @@
 //
 // Each produces the same bytes as the scalar reference quantiser of ref.h (same
 // scale formulas, computed in the same F32 operations, and the same rounding:
-// half to even, FCVTNS, in all three).
+// half to even, FCVTNS, saturated to int8 with NaN -> -128), for NaN, inf and
+// subnormal inputs too.
 #include <arm_neon.h>
 
 #include <cmath>
@@ -15,29 +16,37 @@
 namespace les::kernels {
 namespace {
 
-// max |x[i]| over 32 floats.
+// max |x[i]| over 32 floats, ignoring NaN (FMAXNM) like the reference's
+// std::max; 0 when all 32 are NaN.
 float abs_max_32(const float* x) {
   float32x4_t m = vabsq_f32(vld1q_f32(x));
-  for (int i = 4; i < 32; i += 4) m = vmaxq_f32(m, vabsq_f32(vld1q_f32(x + i)));
-  return vmaxvq_f32(m);
+  for (int i = 4; i < 32; i += 4) m = vmaxnmq_f32(m, vabsq_f32(vld1q_f32(x + i)));
+  const float amax = vmaxnmvq_f32(m);
+  return std::isnan(amax) ? 0.0f : amax;
 }
 
-// Rounds 32 floats x * id half to even into int8 (|x * id| <= 127 by
-// construction) and returns their sum.
-int32_t round_to_s8_32(const float* x, float id, int8_t* q) {
-  int32_t sum = 0;
-  for (int i = 0; i < 32; i += 16) {
-    const int32x4_t a = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(x + i), id));
-    const int32x4_t b = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(x + i + 4), id));
-    const int32x4_t c = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(x + i + 8), id));
-    const int32x4_t d = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(x + i + 12), id));
-    const int16x8_t ab = vcombine_s16(vmovn_s32(a), vmovn_s32(b));
-    const int16x8_t cd = vcombine_s16(vmovn_s32(c), vmovn_s32(d));
-    const int8x16_t v = vcombine_s8(vmovn_s16(ab), vmovn_s16(cd));
-    vst1q_s8(q + i, v);
-    sum += vaddlvq_s8(v);
+// 16 floats x * scale rounded half to even to int8, saturated to -128..127,
+// NaN to -128: the reference's round_half_even. FCVTNS saturates to int32 and
+// gives 0 for NaN, so NaN lanes are replaced before the saturating narrows.
+int8x16_t round_s8x16(const float* x, float scale) {
+  const int32x4_t nan_code = vdupq_n_s32(-128);
+  int32x4_t r[4];
+  for (int k = 0; k < 4; ++k) {
+    const float32x4_t v = vmulq_n_f32(vld1q_f32(x + 4 * k), scale);
+    r[k] = vbslq_s32(vceqq_f32(v, v), vcvtnq_s32_f32(v), nan_code);
   }
-  return sum;
+  const int16x8_t r01 = vcombine_s16(vqmovn_s32(r[0]), vqmovn_s32(r[1]));
+  const int16x8_t r23 = vcombine_s16(vqmovn_s32(r[2]), vqmovn_s32(r[3]));
+  return vcombine_s8(vqmovn_s16(r01), vqmovn_s16(r23));
+}
+
+// Rounds 32 floats x * id into q (round_s8x16) and returns the sum of the codes.
+int32_t round_to_s8_32(const float* x, float id, int8_t* q) {
+  const int8x16_t lo = round_s8x16(x, id);
+  const int8x16_t hi = round_s8x16(x + 16, id);
+  vst1q_s8(q, lo);
+  vst1q_s8(q + 16, hi);
+  return vaddlvq_s8(lo) + vaddlvq_s8(hi);
 }
 
 }  // namespace
@@ -77,13 +86,13 @@ void quantize_row_q8_K_neon(const float* x, void* y, int64_t n) {
     float32x4_t vmin = vmax;
     for (int i = 4; i < kQKK; i += 4) {
       const float32x4_t v = vld1q_f32(x + i);
-      vmax = vmaxq_f32(vmax, v);
-      vmin = vminq_f32(vmin, v);
+      vmax = vmaxnmq_f32(vmax, v);  // NaN ignored, as in the reference
+      vmin = vminnmq_f32(vmin, v);
     }
-    const float hi = vmaxvq_f32(vmax);
-    const float lo = vminvq_f32(vmin);
+    const float hi = vmaxnmvq_f32(vmax);
+    const float lo = vminnmvq_f32(vmin);
     const float amax = std::fmax(hi, -lo);
-    if (!(amax > 0.0f)) {  // all zero
+    if (!(amax > 0.0f)) {  // all zero (or NaN)
       std::memset(&out[b], 0, sizeof(block_q8_K));
       continue;
     }
@@ -97,16 +106,10 @@ void quantize_row_q8_K_neon(const float* x, void* y, int64_t n) {
       }
     }
     const float iscale = -127.0f / max;
-    const int32x4_t cap = vdupq_n_s32(127);
     for (int g = 0; g < kQKK / 16; ++g) {
-      const float* xg = x + 16 * g;
-      int32x4_t q[4];
-      for (int k = 0; k < 4; ++k) {
-        q[k] = vminq_s32(vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(xg + 4 * k), iscale)), cap);
-      }
-      const int16x8_t q01 = vcombine_s16(vmovn_s32(q[0]), vmovn_s32(q[1]));
-      const int16x8_t q23 = vcombine_s16(vmovn_s32(q[2]), vmovn_s32(q[3]));
-      const int8x16_t v = vcombine_s8(vmovn_s16(q01), vmovn_s16(q23));
+      // round_s8x16 saturates at 127: the reference's min(127, q) (only -max
+      // can round up to +127.x, and only when max is negative).
+      const int8x16_t v = round_s8x16(x + 16 * g, iscale);
       vst1q_s8(out[b].qs + 16 * g, v);
       out[b].bsums[g] = vaddlvq_s8(v);
     }
