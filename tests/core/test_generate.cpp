@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/context.h"
+#include "core/gguf_reader.h"
+#include "core/gguf_writer.h"
 #include "core/generate.h"
 #include "core/model.h"
 #include "core/synth_model.h"
@@ -177,4 +179,68 @@ TEST_CASE("generate: sampling with a seed is reproducible", "[generate]") {
     return st->tokens;
   };
   CHECK(run(11) == run(11));
+}
+
+TEST_CASE("generate: an end-of-generation token stops the loop unless ignore_eos", "[generate]") {
+  // Greedy generation's 3rd token becomes the EOS: rewrite the synthetic file's
+  // tokenizer.ggml.eos_token_id to it (weights unchanged, so the same tokens come).
+  std::vector<int32_t> first;
+  {
+    Loaded l = load(synth_path());
+    les::Sampler s = greedy();
+    les::GenerateParams gp;
+    gp.n_predict = 3;
+    gp.ignore_eos = true;
+    auto st = les::generate(*l.ctx, *l.tok, s, "The river", gp, nullptr);
+    REQUIRE(st.ok());
+    first = st->tokens;
+  }
+  REQUIRE(first.size() == 3);
+  const int32_t eos = first[2];
+  REQUIRE(eos != first[0]);  // true for this seed; needed for the stop to happen exactly at the 3rd token
+  REQUIRE(eos != first[1]);
+
+  auto src = les::gguf::GgufFile::open(synth_path());
+  REQUIRE(src.ok());
+  les::gguf::GgufWriter w;
+  for (const auto& kv : (*src)->metadata()) {
+    if (kv.key == "tokenizer.ggml.eos_token_id")
+      REQUIRE(w.set_u32(kv.key, static_cast<uint32_t>(eos)).ok());
+    else
+      REQUIRE(w.set(kv.key, kv.value).ok());
+  }
+  for (const auto& t : (*src)->tensors()) {
+    const auto data = (*src)->tensor_data(t);
+    std::vector<int64_t> ne(t.ne.begin(), t.ne.begin() + t.n_dims);
+    REQUIRE(w.add_tensor(t.name, t.type, ne, data.data(), data.size()).ok());
+  }
+  const std::string path = les::test::temp_dir() + "/gen-tiny-eos.gguf";
+  REQUIRE(w.write_to_file(path).ok());
+
+  Loaded l = load(path);
+  REQUIRE(l.tok->vocab().eos() == eos);
+  les::Sampler s = greedy();
+  les::GenerateParams gp;
+  gp.n_predict = 10;
+  std::string text;
+  auto st = les::generate(*l.ctx, *l.tok, s, "The river", gp, [&](std::string_view t) {
+    text += t;
+    return true;
+  });
+  REQUIRE(st.ok());
+  CHECK(st->stop_reason == les::StopReason::eos);
+  CHECK(st->tokens == std::vector<int32_t>(first.begin(), first.begin() + 2));  // the EOS is not part of the output
+  std::string expected;
+  for (int i = 0; i < 2; ++i) expected += *l.tok->token_to_piece(first[static_cast<size_t>(i)]);
+  CHECK(text == expected);
+
+  // With ignore_eos the EOS is generated like any token (CONTROL: no text).
+  l.ctx->reset();
+  les::Sampler s2 = greedy();
+  gp.ignore_eos = true;
+  gp.n_predict = 3;
+  auto all = les::generate(*l.ctx, *l.tok, s2, "The river", gp, nullptr);
+  REQUIRE(all.ok());
+  CHECK(all->tokens == first);
+  CHECK(all->stop_reason == les::StopReason::n_predict);
 }
