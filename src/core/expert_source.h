@@ -39,6 +39,50 @@ class ExpertSource {
   virtual Result<ExpertMatrices> get(int32_t layer, int32_t expert) = 0;
   // The layer's experts are no longer needed by this batch.
   virtual void release(int32_t layer) { (void)layer; }
+
+  // --- Streaming hooks (defaults keep the resident behaviour: in-order, no-ops) ---
+
+  // Called once per MoE layer right after prepare(), with what the router saw
+  // and decided, so a streaming source can predict layer + 1 (lookahead) while
+  // this layer computes and keep per-layer statistics. Pointers are valid only
+  // during the call.
+  struct Routing {
+    int32_t layer = 0;
+    int64_t n_tokens = 0;
+    int64_t n_embd = 0;
+    int32_t n_expert_used = 0;
+    const float* router_input = nullptr;  // n_tokens x n_embd (ffn_norm output, row-major)
+    const int32_t* selected = nullptr;    // n_tokens x n_expert_used expert ids, descending score
+  };
+  virtual void observe_routing(const Routing& r) { (void)r; }
+  // Ready-first: the index into `pending` (distinct prepared experts of `layer`
+  // not yet fetched with get()) of one whose get() will not wait for I/O; blocks
+  // until one is ready. Callers accumulate per-slot so the order never changes
+  // results. Errors: io (a read failed). Default: 0 (prepare order).
+  virtual Result<size_t> next_ready(int32_t layer, std::span<const int32_t> pending) {
+    (void)layer;
+    (void)pending;
+    return size_t{0};
+  }
+  // Compute no longer reads the matrices of (layer, expert) returned by get()
+  // in this batch (they may be evicted before release(layer)).
+  virtual void done(int32_t layer, int32_t expert) {
+    (void)layer;
+    (void)expert;
+  }
+  // Called by the forward pass at the start of a batch with the token
+  // embeddings (n_tokens x n_embd) and at its end with the last token's final
+  // hidden state after output_norm (n_embd floats): inputs for predicting
+  // layer 0 of the next step.
+  virtual void observe_embeddings(const float* x, int64_t n_tokens, int64_t n_embd) {
+    (void)x;
+    (void)n_tokens;
+    (void)n_embd;
+  }
+  virtual void observe_output_hidden(const float* h, int64_t n_embd) {
+    (void)h;
+    (void)n_embd;
+  }
 };
 
 // Experts resident in memory: slices of the 3-D ffn_{gate,up,down}_exps tensors.

@@ -38,6 +38,7 @@ Status forward_batch(const Model& model, SequenceState& seq, ExpertSource& exper
   s.att_scores.resize(static_cast<size_t>(pos0 + n + hp.head_dim));
 
   for (int64_t t = 0; t < n; ++t) LES_RETURN_IF_ERROR(dequantize_row(W.tok_embd, tokens[t], s.x.data() + t * E));
+  experts.observe_embeddings(s.x.data(), n, E);
 
   const float scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
   int64_t r0 = 0;  // first active row (only the last rows matter in the last layer)
@@ -84,6 +85,7 @@ Status forward_batch(const Model& model, SequenceState& seq, ExpertSource& exper
   }
   const int64_t out0 = all_rows ? 0 : n - 1;
   for (int64_t t = out0; t < n; ++t) ops::rms_norm(s.x.data() + t * E, f32(W.output_norm), E, hp.rms_eps, s.h.data() + t * E);
+  experts.observe_output_hidden(s.h.data() + (n - 1) * E, E);
   return matmul(W.output, s.h.data() + out0 * E, n - out0, E, logits, hp.n_vocab, s.mm);
 }
 

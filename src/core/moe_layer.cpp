@@ -85,9 +85,28 @@ Status moe_forward(const Model& model, int32_t il, ExpertSource& experts, const 
   for (int64_t e = 0; e < ne; ++e)
     if (!by_expert[e].empty()) used.push_back(static_cast<int32_t>(e));
   LES_RETURN_IF_ERROR(experts.prepare(il, used));
+  ExpertSource::Routing routing;
+  routing.layer = il;
+  routing.n_tokens = n;
+  routing.n_embd = E;
+  routing.n_expert_used = static_cast<int32_t>(k);
+  routing.router_input = h;
+  routing.selected = s.selected.data();
+  experts.observe_routing(routing);
 
+  // Ready-first: experts are computed in the order their weights become ready;
+  // each writes only its own (token, slot) rows, summed in slot order below, so
+  // the order never changes the result.
   s.slot_out.assign(static_cast<size_t>(n * k * E), 0.0f);
-  for (int32_t e : used) {
+  std::vector<int32_t> pending = used;
+  while (!pending.empty()) {
+    auto next = experts.next_ready(il, pending);
+    if (!next.ok() || *next >= pending.size()) {
+      experts.release(il);
+      return next.ok() ? internal_error("next_ready returned an index out of range") : next.status();
+    }
+    const int32_t e = pending[*next];
+    pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(*next));
     const std::vector<int32_t>& rows = by_expert[e];
     const int64_t m = static_cast<int64_t>(rows.size());
     auto mats = experts.get(il, e);
@@ -110,6 +129,7 @@ Status moe_forward(const Model& model, int32_t il, ExpertSource& experts, const 
       const float* src = s.down.data() + r * E;
       for (int64_t i = 0; i < E; ++i) dst[i] = src[i] * w;
     }
+    experts.done(il, e);
   }
   experts.release(il);
 
