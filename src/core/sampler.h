@@ -21,7 +21,8 @@
 // SamplerParams::seed; a draw uses the top 53 bits of one 64-bit output as a
 // uniform double in [0, 1) (no std:: distributions, whose output differs
 // between standard libraries). Same seed + same logits + same accepted tokens
-// => same tokens, on every platform.
+// => same tokens (across platforms too, up to last-bit differences of std::exp
+// in the probabilities).
 //
 // Thread-safety: thread-compatible (one Sampler per generation stream).
 #pragma once
