@@ -2,17 +2,47 @@
 // metadata and tensor table, with tensor bytes reachable through a read-only
 // mmap and as (file offset, size) for the I/O reactor.
 //
-// Source: GGUF specification (ggml docs/gguf.md). File layout:
-//   magic "GGUF" | u32 version | u64 n_tensors | u64 n_kv | n_kv × (string key,
-//   u32 type, value) | n_tensors × (string name, u32 n_dims, n_dims × u64 ne,
-//   u32 ggml_type, u64 offset) | padding to `general.alignment` (default 32) |
-//   tensor data; each tensor's offset is relative to the data start and aligned.
-// Strings are u64 length + bytes (not NUL-terminated). All little-endian.
+// Source: GGUF specification (ggml docs/gguf.md). All integers little-endian.
 //
-// Validation: every length, count, offset and size is checked with
-// overflow-safe arithmetic before use; a malformed file yields
-// StatusCode::format with a message naming the field and its byte offset.
-// Nothing derived from the file can crash or hang the reader.
+// File layout (v2 and v3 share it; v1 used u32 counts and is not supported):
+//   u32   magic        "GGUF" (bytes 47 47 55 46)
+//   u32   version      2 or 3 (a byte-swapped 3 means a big-endian file: unsupported)
+//   u64   n_tensors
+//   u64   n_kv
+//   n_kv    × { string key; u32 value_type; value }
+//   n_tensors × { string name; u32 n_dims; n_dims × u64 ne (ne[0] first);
+//                 u32 ggml_type; u64 offset (relative to the data section) }
+//   zero padding to a multiple of `general.alignment` (default 32)
+//   data section: each tensor at its offset (a multiple of the alignment),
+//                 ggml_row_bytes(type, ne[0]) × ne[1] × ne[2] × ne[3] bytes
+// string = u64 length + that many bytes (UTF-8, not NUL-terminated).
+// value by value_type: UINT8 0, INT8 1, UINT16 2, INT16 3, UINT32 4, INT32 5,
+//   FLOAT32 6, BOOL 7 (one byte, 0 or 1), STRING 8, ARRAY 9, UINT64 10,
+//   INT64 11, FLOAT64 12. ARRAY = u32 element type + u64 count + count
+//   elements encoded as above (elements may themselves be ARRAYs).
+// A file with no tensors may end right after the metadata (llama.cpp's
+// vocab-only files do).
+//
+// Validation (each failure is StatusCode::format with the field and byte
+// offset, e.g. "tensor 3 'blk.0.attn_q.weight': offset 123456 is not aligned
+// to 32 (at byte 4012)"; version 1 or > 3 is StatusCode::unsupported):
+//   - every read is checked against the bytes left; counts and lengths are
+//     compared with the remaining bytes *before* anything is allocated
+//     (n_kv, n_tensors, string lengths, array counts × element size), so
+//     memory stays proportional to the file size;
+//   - arithmetic on file values is overflow-checked (dimension products,
+//     byte sizes, offset + size, alignment padding);
+//   - value types < 13, BOOL bytes 0/1, arrays nested at most 8 deep, keys
+//     non-empty and <= 65535 bytes, no duplicate keys;
+//   - well-known keys have their documented types (core/gguf_key_rules.h):
+//     general.alignment is a UINT32 power of two, tokenizer.ggml.tokens /
+//     merges are arrays of STRING, scores of FLOAT32, token_type of INT32, and
+//     scores / token_type have as many elements as tokens;
+//   - tensors: name 1..64 bytes and unique, 1 <= n_dims <= 4, every ne > 0,
+//     known ggml type, ne[0] a multiple of the type's block size, offset
+//     aligned, bytes inside the file, no two tensors overlapping.
+// Nothing derived from the file can crash or hang the reader; this is
+// exercised by tests/core/test_gguf_mutation.cpp and fuzz/fuzz_gguf.cpp.
 //
 // Shapes: `ne[0]` is the contiguous (fastest) dimension, as in ggml; a 2-D
 // weight {ne0 = cols, ne1 = rows} is `rows` rows of `cols` elements.
@@ -48,7 +78,8 @@ struct TensorInfo {
   uint64_t n_bytes = 0;      // size of the tensor data in bytes
 
   int64_t n_elements() const noexcept { return ne[0] * ne[1] * ne[2] * ne[3]; }
-  // Bytes of one row (ne[0] elements).
+  // Bytes of one row (ne[0] elements); 0 if the type/ne[0] pair is invalid
+  // (never the case for a TensorInfo from GgufFile).
   uint64_t row_bytes() const noexcept;
 };
 
