@@ -16,6 +16,8 @@ void fill_avx512_table(KernelTable& t) {
   set(G::Q3_K, avx512::vec_dot_q3_K_q8_K);
   set(G::Q4_K, avx512::vec_dot_q4_K_q8_K);
   set(G::Q6_K, avx512::vec_dot_q6_K_q8_K);
+  set(G::Q5_0, avx512::vec_dot_q5_0_q8_0);
+  set(G::Q5_K, avx512::vec_dot_q5_K_q8_K);
 }
 
 }  // namespace les::kernels

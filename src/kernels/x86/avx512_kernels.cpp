@@ -254,4 +254,75 @@ void vec_dot_q3_K_q8_K(int64_t n, float* s, const void* vw, const void* vx) {
   *s = _mm512_reduce_add_ps(acc);
 }
 
+void vec_dot_q5_0_q8_0(int64_t n, float* s, const void* vw, const void* vx) {
+  // u = nibble + 16 * bit (0..31), code = u - 16: sum code * y = dpbusd(u, y) - dpbusd(16, y).
+  // The 32 qh bits of a block are directly a byte mask (AVX512BW).
+  const block_q5_0* w = static_cast<const block_q5_0*>(vw);
+  const block_q8_0* x = static_cast<const block_q8_0*>(vx);
+  const int64_t nb = n / 32;
+  const __m512i sixteen = _mm512_set1_epi8(16);
+  __m512 acc = _mm512_setzero_ps();
+  int64_t b = 0;
+  for (; b + 2 <= nb; b += 2) {
+    uint32_t h0, h1;
+    std::memcpy(&h0, w[b].qh, 4);
+    std::memcpy(&h1, w[b + 1].qh, 4);
+    const __mmask64 hk = static_cast<__mmask64>(h0) | (static_cast<__mmask64>(h1) << 32);
+    const __m512i nib = _mm512_inserti64x4(_mm512_castsi256_si512(nibbles32(w[b].qs)), nibbles32(w[b + 1].qs), 1);
+    const __m512i u = _mm512_mask_add_epi8(nib, hk, nib, sixteen);
+    const __m512i y = load2x256(x[b].qs, x[b + 1].qs);
+    const __m512i pos = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, y);
+    const __m512i off = _mm512_dpbusd_epi32(_mm512_setzero_si512(), sixteen, y);
+    const __m512 d = halves_ps(f16(w[b].d) * f16(x[b].d), f16(w[b + 1].d) * f16(x[b + 1].d));
+    acc = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(_mm512_sub_epi32(pos, off)), acc);
+  }
+  float sum = _mm512_reduce_add_ps(acc);
+  if (b < nb) {
+    uint32_t h0;
+    std::memcpy(&h0, w[b].qh, 4);
+    const __m256i nib = nibbles32(w[b].qs);
+    const __m256i u = _mm256_mask_add_epi8(nib, static_cast<__mmask32>(h0), nib, _mm256_set1_epi8(16));
+    const __m256i y = loadu256(x[b].qs);
+    const __m256i pos = _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, y);
+    const __m256i off = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(16), y);
+    sum += hsum256_ps(_mm256_mul_ps(_mm256_set1_ps(f16(w[b].d) * f16(x[b].d)),
+                                    _mm256_cvtepi32_ps(_mm256_sub_epi32(pos, off))));
+  }
+  *s = sum;
+}
+
+void vec_dot_q5_K_q8_K(int64_t n, float* s, const void* vw, const void* vx) {
+  const block_q5_K* w = static_cast<const block_q5_K*>(vw);
+  const block_q8_K* x = static_cast<const block_q8_K*>(vx);
+  const __m512i low4 = _mm512_set1_epi8(0x0F);
+  const __m512i one = _mm512_set1_epi8(1);
+  const __m512i shift_0_4 = halves_epi16(0, 4);
+  // qh bit of element 64 j + l is bit 2 j of qh[l % 32] (first 32) or 2 j + 1 (next 32).
+  const __m512i hshift[4] = {halves_epi16(0, 1), halves_epi16(2, 3), halves_epi16(4, 5), halves_epi16(6, 7)};
+  const __m512i idx[4] = {pair_index(0), pair_index(2), pair_index(4), pair_index(6)};
+  __m512 acc = _mm512_setzero_ps();
+  __m256 acc_m = _mm256_setzero_ps();
+  for (int64_t b = 0; b < n / kQKK; ++b) {
+    uint64_t sc64, m64;
+    x86::k4_scales_mins(w[b].scales, sc64, m64);
+    const __m512i sc16 = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(sc64))));
+    const __m256i mins = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(m64)));
+    const __m256i msum = _mm256_madd_epi16(loadu256(x[b].bsums), _mm256_or_si256(mins, _mm256_slli_epi32(mins, 16)));
+    const __m512i qh = bcast256(w[b].qh);
+    __m512i isum = _mm512_setzero_si512();
+    for (int j = 0; j < 4; ++j) {
+      const __m512i lo4 = _mm512_and_si512(_mm512_srlv_epi16(bcast256(w[b].qs + 32 * j), shift_0_4), low4);
+      const __m512i hb = _mm512_and_si512(_mm512_srlv_epi16(qh, hshift[j]), one);
+      const __m512i u = _mm512_or_si512(lo4, _mm512_slli_epi16(hb, 4));
+      const __m512i p = _mm512_maddubs_epi16(u, loadu512(x[b].qs + 64 * j));
+      isum = _mm512_add_epi32(isum, _mm512_madd_epi16(p, _mm512_permutexvar_epi16(idx[j], sc16)));
+    }
+    const float d = x[b].d * f16(w[b].d);
+    const float dmin = x[b].d * f16(w[b].dmin);
+    acc = _mm512_fmadd_ps(_mm512_set1_ps(d), _mm512_cvtepi32_ps(isum), acc);
+    acc_m = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(msum), acc_m);
+  }
+  *s = _mm512_reduce_add_ps(acc) - hsum256_ps(acc_m);
+}
+
 }  // namespace les::kernels::avx512

@@ -9,6 +9,8 @@ namespace les::kernels::avx512 {
 
 void vec_dot_f16(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q4_0_q8_0(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q5_0_q8_0(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_q5_K_q8_K(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q8_0_q8_0(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q3_K_q8_K(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q4_K_q8_K(int64_t n, float* s, const void* w, const void* x);
