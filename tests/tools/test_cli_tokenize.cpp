@@ -54,7 +54,10 @@ void check_reference_ids(const std::string& model_rel, const std::string& json_r
   const auto ref = nlohmann::json::parse(read_file(json_path));
   for (const auto& p : ref["prompts"]) {
     std::string expected;
-    for (const int id : p["tokens_model"]) expected += (expected.empty() ? "" : " ") + std::to_string(id);
+    for (const int id : p["tokens_model"]) {
+      if (!expected.empty()) expected += ' ';
+      expected += std::to_string(id);
+    }
     const RunResult r = run_les("tokenize --ids " + sh_quote(model) + " " + sh_quote(p["text"].get<std::string>()));
     REQUIRE(r.exit_code == 0);
     CHECK(r.out == expected + "\n");
