@@ -1,5 +1,7 @@
 #include "core/vocab.h"
 
+#include <functional>
+
 #include <fmt/format.h>
 
 #include "core/gguf_reader.h"
@@ -137,8 +139,14 @@ Result<Vocab> Vocab::build(VocabData d) {
   v.tokens_ = std::move(d.tokens);
   v.scores_ = d.scores.empty() ? std::vector<float>(n, 0.0f) : std::move(d.scores);
   v.types_ = d.types.empty() ? std::vector<TokenType>(n, TokenType::normal) : std::move(d.types);
-  v.token_to_id_.reserve(n);
-  for (size_t i = 0; i < n; ++i) v.token_to_id_[v.tokens_[i]] = static_cast<int32_t>(i);
+  size_t id_cap = 16;
+  v.id_shift_ = 60;
+  while (id_cap < 2 * n) {
+    id_cap *= 2;
+    --v.id_shift_;
+  }
+  v.id_table_.assign(id_cap, kNoToken);
+  for (size_t i = 0; i < n; ++i) v.id_table_[v.id_slot(v.tokens_[i])] = static_cast<int32_t>(i);  // last wins
 
   const auto n_tok = static_cast<int32_t>(n);
   const bool spm = v.model_ == VocabModel::spm;
@@ -189,8 +197,17 @@ Result<Vocab> Vocab::build(VocabData d) {
 }
 
 int32_t Vocab::find(std::string_view text) const {
-  const auto it = token_to_id_.find(text);
-  return it == token_to_id_.end() ? kNoToken : it->second;
+  return id_table_.empty() ? kNoToken : id_table_[id_slot(text)];
+}
+
+size_t Vocab::id_slot(std::string_view text) const noexcept {
+  const size_t mask = id_table_.size() - 1;
+  const uint64_t h = std::hash<std::string_view>{}(text);
+  size_t i = static_cast<size_t>((h * 0x9E3779B97F4A7C15ull) >> id_shift_);
+  for (int32_t id; (id = id_table_[i]) != kNoToken; i = (i + 1) & mask) {
+    if (tokens_[static_cast<size_t>(id)] == text) break;
+  }
+  return i;
 }
 
 size_t Vocab::merge_slot(uint64_t key) const noexcept {

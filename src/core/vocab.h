@@ -29,7 +29,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "util/status.h"
@@ -117,18 +116,17 @@ class Vocab {
   bool add_space_prefix() const noexcept { return add_space_prefix_; }
 
  private:
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-  };
-
   VocabModel model_ = VocabModel::spm;
   std::string model_name_;
   std::string pre_;
   std::vector<std::string> tokens_;
   std::vector<float> scores_;
   std::vector<TokenType> types_;
-  std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> token_to_id_;
+  // Text -> id: open addressing over token ids (linear probing, power-of-two
+  // size, at most half full), compared against tokens_; kNoToken = free.
+  std::vector<int32_t> id_table_;
+  int id_shift_ = 60;  // 64 - log2(id_table_.size())
+  size_t id_slot(std::string_view text) const noexcept;  // slot holding text, or the free slot where it goes
   // BPE merges in an open-addressing table (linear probing, power-of-two
   // size, at most half full): key (uint64 left << 32) | right, kEmptyKey free.
   struct MergeSlot {
