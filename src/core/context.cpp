@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 namespace les {
 
@@ -10,6 +11,8 @@ Result<std::unique_ptr<Context>> Context::create(const Model& model, const Conte
   if (p.n_batch < 1) return invalid_argument_error("ContextParams.n_batch " + std::to_string(p.n_batch) + " < 1");
   ContextParams q = p;
   if (q.n_ctx == 0) q.n_ctx = std::min<int32_t>(model.hparams().n_ctx_train, 4096);
+  if (q.n_threads <= 0) q.n_threads = model.params().n_threads;
+  if (q.n_threads <= 0) q.n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const Hparams& hp = model.hparams();
   KvCacheParams kp;
   kp.n_layer = hp.n_layer;

@@ -19,6 +19,7 @@
 #include "core/model.h"
 #include "core/moe_layer.h"
 #include "kernels/ggml_type.h"
+#include "kernels/thread_pool.h"
 #include "util/status.h"
 
 namespace les {
@@ -26,7 +27,7 @@ namespace les {
 struct ContextParams {
   int32_t n_ctx = 0;       // tokens; 0 = min(model's context_length, 4096)
   int32_t n_batch = 512;   // max tokens per forward chunk (prefill)
-  int n_threads = 0;       // 0 = model params / hardware
+  int n_threads = 0;       // kernel threads incl. the caller; 0 = ModelParams.n_threads, then hardware
   GgmlType kv_type = GgmlType::F16;  // F16 (Q8_0 not implemented: unsupported)
 };
 
@@ -48,6 +49,7 @@ class Context {
   std::span<const float> logits_all() const;  // all tokens of the last decode (if requested), else empty
   int32_t n_past() const noexcept { return seq_.n_past(); }
   int32_t n_ctx() const noexcept { return seq_.n_ctx(); }
+  int n_threads() const noexcept { return params_.n_threads; }
   const Model& model() const noexcept { return model_; }
 
   void reset() noexcept;           // clears the KV cache (n_past = 0)
@@ -61,13 +63,17 @@ class Context {
 
  private:
   Context(const Model& model, SequenceState seq, const ContextParams& p)
-      : model_(model), seq_(std::move(seq)), params_(p), experts_(&model.resident_experts()) {}
+      : model_(model), seq_(std::move(seq)), params_(p), experts_(&model.resident_experts()),
+        pool_(std::make_unique<kernels::ThreadPool>(p.n_threads)) {
+    scratch_.mm.pool = pool_.get();
+  }
 
   const Model& model_;
   SequenceState seq_;
   ContextParams params_;
   ExpertSource* experts_;
   RouterObserver observer_;
+  std::unique_ptr<kernels::ThreadPool> pool_;  // owned: matmul row splits
   ForwardScratch scratch_;
   std::vector<float> logits_;      // n_vocab
   std::vector<float> logits_all_;  // n x n_vocab

@@ -8,7 +8,11 @@
 // row-major, row stride `x_stride` floats; y is n_tokens rows of `rows` floats,
 // row stride `y_stride`.
 //
-// Thread-safety: thread-compatible (the scratch buffer is per caller).
+// Kernels: kernels::default_kernel_table() (best tier of this CPU; LES_KERNEL_TIER
+// forces a lower one) through the kernels/matmul.h drivers; results do not depend
+// on the thread count.
+//
+// Thread-safety: thread-compatible (the scratch buffer and pool are per caller).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +20,7 @@
 
 #include "core/model_weights.h"
 #include "kernels/ggml_type.h"
+#include "kernels/thread_pool.h"
 #include "util/status.h"
 
 namespace les {
@@ -23,12 +28,15 @@ namespace les {
 // True if W of this type can be used by matmul() below.
 bool matvec_type_supported(GgmlType t) noexcept;
 
-// Reusable buffer for quantised activations. One per Context.
+// Reusable buffer for quantised activations, and the pool the rows are split
+// over (null: the calling thread). One per Context.
 struct MatmulScratch {
   std::vector<uint8_t> xq;
+  kernels::ThreadPool* pool = nullptr;
 };
 
-// y[t][r] = sum_c W[r][c] * x[t][c] for t < n_tokens. Errors: unsupported (type).
+// y[t][r] = sum_c W[r][c] * x[t][c] for t < n_tokens. Errors: unsupported (type),
+// internal (strides other than contiguous rows, which the drivers require).
 Status matmul(const WeightView& w, const float* x, int64_t n_tokens, int64_t x_stride, float* y,
               int64_t y_stride, MatmulScratch& scratch);
 

@@ -13,12 +13,12 @@ TEST_CASE("trained qwen3moe F16 matches llama.cpp", "[golden]") {
 
 TEST_CASE("trained qwen3moe Q4_K_M matches llama.cpp", "[golden]") {
   GoldenCase gc{"trained/tiny-qwen3moe-Q4_K_M.gguf", "trained/reference/tiny-qwen3moe-Q4_K_M.json",
-                GoldenKind::kquant, 0, true};
+                GoldenKind::trained_quant, 0, true};
   run_golden_case(gc);
 }
 
 TEST_CASE("trained qwen3moe mixed Q3_K experts (imatrix) matches llama.cpp", "[golden]") {
   GoldenCase gc{"trained/tiny-qwen3moe-mixed-exps-Q3_K-imat.gguf",
-                "trained/reference/tiny-qwen3moe-mixed-exps-Q3_K-imat.json", GoldenKind::kquant, 0, true};
+                "trained/reference/tiny-qwen3moe-mixed-exps-Q3_K-imat.json", GoldenKind::trained_quant, 0, true};
   run_golden_case(gc);
 }
