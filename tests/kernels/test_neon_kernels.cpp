@@ -169,14 +169,15 @@ double magnitude(GgmlType type, const void* w, const void* x, int64_t n) {
   return s;
 }
 
-// Copies bytes to an address that is 2 bytes past a 16-byte boundary (legal for
-// every block struct, misaligned for every vector load).
+// Copies bytes to an address `align` bytes past a 16-byte boundary: legal for
+// data of that alignment (the blocks' own alignof, ref.h), misaligned for every
+// vector load.
 struct Misaligned {
   std::vector<uint8_t> storage;
   void* ptr;
-  explicit Misaligned(const std::vector<uint8_t>& bytes) : storage(bytes.size() + 32) {
+  Misaligned(const std::vector<uint8_t>& bytes, size_t align) : storage(bytes.size() + 32) {
     auto addr = reinterpret_cast<uintptr_t>(storage.data());
-    ptr = storage.data() + ((16 - addr % 16) % 16) + 2;
+    ptr = storage.data() + ((16 - addr % 16) % 16) + align;
     if (!bytes.empty()) std::memcpy(ptr, bytes.data(), bytes.size());
   }
 };
@@ -193,8 +194,9 @@ void check_vec_dot(GgmlType type) {
       const std::vector<B> blocks = make_blocks<B>(n / bs, rng, p);
       std::vector<uint8_t> wbytes(blocks.size() * sizeof(B));
       std::memcpy(wbytes.data(), blocks.data(), wbytes.size());
-      const Misaligned w(wbytes);
-      const Misaligned x(make_activation_blocks(xt, n, rng, p));
+      const Misaligned w(wbytes, alignof(B));
+      const Misaligned x(make_activation_blocks(xt, n, rng, p),
+                         xt == GgmlType::Q8_K ? alignof(les::block_q8_K) : alignof(les::block_q8_0));
 
       float ref = std::nanf("");
       scalar_table().of(type).vec_dot(n, &ref, w.ptr, x.ptr);
@@ -299,7 +301,7 @@ void check_float_dot(GgmlType type, Convert convert) {
       std::memcpy(wb.data() + i * sizeof(T), &a, sizeof(T));
       std::memcpy(xb.data() + i * sizeof(T), &b, sizeof(T));
     }
-    const Misaligned w(wb), x(xb);
+    const Misaligned w(wb, alignof(T)), x(xb, alignof(T));
     std::vector<float> wd(n), xd(n);
     scalar_table().of(type).dequantize_row(w.ptr, wd.data(), n);
     scalar_table().of(type).dequantize_row(x.ptr, xd.data(), n);

@@ -21,6 +21,7 @@
 // (neon_dot_int8.cpp: _neon, neon_dotprod.cpp: _neon_dotprod); no include guard on purpose.
 #include <arm_neon.h>
 
+#include <cstddef>
 #include <cstring>
 
 #include "kernels/arm/neon_kernels.h"
@@ -33,7 +34,8 @@ namespace {
 using neon::as_s8;
 using neon::dot_s8;
 using neon::dot_s8x2;
-using neon::f16_to_f32;
+using neon::load_f16;
+using neon::load_f32;
 using neon::high_nibbles;
 using neon::low_nibbles;
 
@@ -61,21 +63,24 @@ inline void unpack_scales_q3_K(const uint8_t s[12], int8_t scale[16]) {
   }
 }
 
+// 8 int16 at any address.
+inline int16x8_t load_s16x8(const uint8_t* p) { return vreinterpretq_s16_u8(vld1q_u8(p)); }
+
 // sum_j min[j] * (bsums[2j] + bsums[2j + 1]) for the eight 32-element sub-blocks.
-inline int32_t min_correction_32(const int16_t bsums[16], const uint8_t min[8]) {
-  const int16x8_t sums = vpaddq_s16(vld1q_s16(bsums), vld1q_s16(bsums + 8));
+inline int32_t min_correction_32(const uint8_t* bsums, const uint8_t min[8]) {
+  const int16x8_t sums = vpaddq_s16(load_s16x8(bsums), load_s16x8(bsums + 16));
   const int16x8_t m = vreinterpretq_s16_u16(vmovl_u8(vld1_u8(min)));
   int32x4_t p = vmull_s16(vget_low_s16(sums), vget_low_s16(m));
   p = vmlal_high_s16(p, sums, m);
   return vaddvq_s32(p);
 }
 
-// sum_g min[g] * bsums[g] for the sixteen 16-element sub-blocks.
-inline int32_t min_correction_16(const int16_t bsums[16], uint8x16_t min) {
+// sum_g min[g] * bsums[g] (bsums: the Q8_K field's bytes) for the sixteen 16-element sub-blocks.
+inline int32_t min_correction_16(const uint8_t* bsums, uint8x16_t min) {
   const int16x8_t m0 = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(min)));
   const int16x8_t m1 = vreinterpretq_s16_u16(vmovl_high_u8(min));
-  const int16x8_t b0 = vld1q_s16(bsums);
-  const int16x8_t b1 = vld1q_s16(bsums + 8);
+  const int16x8_t b0 = load_s16x8(bsums);
+  const int16x8_t b1 = load_s16x8(bsums + 16);
   int32x4_t p = vmull_s16(vget_low_s16(b0), vget_low_s16(m0));
   p = vmlal_high_s16(p, b0, m0);
   p = vmlal_s16(p, vget_low_s16(b1), vget_low_s16(m1));
@@ -85,16 +90,20 @@ inline int32_t min_correction_16(const int16_t bsums[16], uint8x16_t min) {
 
 }  // namespace
 
-KQuantBlockSums LES_NEON_KERNEL(block_sums_q2_K_q8_K)(const block_q2_K& w, const block_q8_K& x) {
+namespace {
+
+// Q2_K block at byte address w against the Q8_K block at x (any alignment).
+KQuantBlockSums sums_q2_K(const uint8_t* w, const uint8_t* x) {
+  const int8_t* x_qs = reinterpret_cast<const int8_t*>(x + offsetof(block_q8_K, qs));
   const uint8x16_t three = vdupq_n_u8(3);
-  const uint8x16_t sc = vld1q_u8(w.scales);
+  const uint8x16_t sc = vld1q_u8(w + offsetof(block_q2_K, scales));
   uint8_t scale[16];
   vst1q_u8(scale, low_nibbles(sc));
   int32x4_t acc = vdupq_n_s32(0);
-  const int8_t* y = x.qs;
+  const int8_t* y = x_qs;
   for (int h = 0; h < 2; ++h) {
-    uint8x16_t q0 = vld1q_u8(w.qs + 32 * h);
-    uint8x16_t q1 = vld1q_u8(w.qs + 32 * h + 16);
+    uint8x16_t q0 = vld1q_u8((w + offsetof(block_q2_K, qs)) + 32 * h);
+    uint8x16_t q1 = vld1q_u8((w + offsetof(block_q2_K, qs)) + 32 * h + 16);
     for (int j = 0; j < 4; ++j, y += 32) {
       const int g = 8 * h + 2 * j;  // 16-element sub-blocks g and g + 1
       acc = vmlaq_n_s32(acc, dot_s8(vdupq_n_s32(0), as_s8(vandq_u8(q0, three)), vld1q_s8(y)), scale[g]);
@@ -103,22 +112,32 @@ KQuantBlockSums LES_NEON_KERNEL(block_sums_q2_K_q8_K)(const block_q2_K& w, const
       q1 = vshrq_n_u8(q1, 2);
     }
   }
-  return {vaddvq_s32(acc), min_correction_16(x.bsums, high_nibbles(sc))};
+  return {vaddvq_s32(acc), min_correction_16((x + offsetof(block_q8_K, bsums)), high_nibbles(sc))};
 }
 
-KQuantBlockSums LES_NEON_KERNEL(block_sums_q3_K_q8_K)(const block_q3_K& w, const block_q8_K& x) {
+}  // namespace
+
+KQuantBlockSums LES_NEON_KERNEL(block_sums_q2_K_q8_K)(const block_q2_K& w, const block_q8_K& x) {
+  return sums_q2_K(reinterpret_cast<const uint8_t*>(&w), reinterpret_cast<const uint8_t*>(&x));
+}
+
+namespace {
+
+// Q3_K block at byte address w against the Q8_K block at x (any alignment).
+KQuantBlockSums sums_q3_K(const uint8_t* w, const uint8_t* x) {
+  const int8_t* x_qs = reinterpret_cast<const int8_t*>(x + offsetof(block_q8_K, qs));
   const uint8x16_t three = vdupq_n_u8(3);
   const uint8x16_t four = vdupq_n_u8(4);
   const int8x16_t four_s = vdupq_n_s8(4);
   int8_t scale[16];
-  unpack_scales_q3_K(w.scales, scale);
-  const uint8x16_t hm0 = vld1q_u8(w.hmask);
-  const uint8x16_t hm1 = vld1q_u8(w.hmask + 16);
+  unpack_scales_q3_K((w + offsetof(block_q3_K, scales)), scale);
+  const uint8x16_t hm0 = vld1q_u8(w + offsetof(block_q3_K, hmask));
+  const uint8x16_t hm1 = vld1q_u8((w + offsetof(block_q3_K, hmask)) + 16);
   int32x4_t acc = vdupq_n_s32(0);
-  const int8_t* y = x.qs;
+  const int8_t* y = x_qs;
   for (int h = 0; h < 2; ++h) {
-    uint8x16_t q0 = vld1q_u8(w.qs + 32 * h);
-    uint8x16_t q1 = vld1q_u8(w.qs + 32 * h + 16);
+    uint8x16_t q0 = vld1q_u8((w + offsetof(block_q3_K, qs)) + 32 * h);
+    uint8x16_t q1 = vld1q_u8((w + offsetof(block_q3_K, qs)) + 32 * h + 16);
     for (int j = 0; j < 4; ++j, y += 32) {
       const uint8x16_t bit = vdupq_n_u8(static_cast<uint8_t>(1u << (4 * h + j)));
       // (2 low bits | 4 * high bit) - 4: the signed 3-bit code.
@@ -134,12 +153,22 @@ KQuantBlockSums LES_NEON_KERNEL(block_sums_q3_K_q8_K)(const block_q3_K& w, const
   return {vaddvq_s32(acc), 0};
 }
 
-KQuantBlockSums LES_NEON_KERNEL(block_sums_q4_K_q8_K)(const block_q4_K& w, const block_q8_K& x) {
+}  // namespace
+
+KQuantBlockSums LES_NEON_KERNEL(block_sums_q3_K_q8_K)(const block_q3_K& w, const block_q8_K& x) {
+  return sums_q3_K(reinterpret_cast<const uint8_t*>(&w), reinterpret_cast<const uint8_t*>(&x));
+}
+
+namespace {
+
+// Q4_K block at byte address w against the Q8_K block at x (any alignment).
+KQuantBlockSums sums_q4_K(const uint8_t* w, const uint8_t* x) {
+  const int8_t* x_qs = reinterpret_cast<const int8_t*>(x + offsetof(block_q8_K, qs));
   uint8_t scale[8], min[8];
-  unpack_scales_mins_k4(w.scales, scale, min);
+  unpack_scales_mins_k4((w + offsetof(block_q4_K, scales)), scale, min);
   int32x4_t acc = vdupq_n_s32(0);
-  const uint8_t* q = w.qs;
-  const int8_t* y = x.qs;
+  const uint8_t* q = w + offsetof(block_q4_K, qs);
+  const int8_t* y = x_qs;
   for (int c = 0; c < 4; ++c, q += 32, y += 64) {
     const uint8x16_t q0 = vld1q_u8(q);
     const uint8x16_t q1 = vld1q_u8(q + 16);
@@ -149,18 +178,28 @@ KQuantBlockSums LES_NEON_KERNEL(block_sums_q4_K_q8_K)(const block_q4_K& w, const
     acc = vmlaq_n_s32(acc, lo, scale[2 * c]);
     acc = vmlaq_n_s32(acc, hi, scale[2 * c + 1]);
   }
-  return {vaddvq_s32(acc), min_correction_32(x.bsums, min)};
+  return {vaddvq_s32(acc), min_correction_32((x + offsetof(block_q8_K, bsums)), min)};
 }
 
-KQuantBlockSums LES_NEON_KERNEL(block_sums_q5_K_q8_K)(const block_q5_K& w, const block_q8_K& x) {
+}  // namespace
+
+KQuantBlockSums LES_NEON_KERNEL(block_sums_q4_K_q8_K)(const block_q4_K& w, const block_q8_K& x) {
+  return sums_q4_K(reinterpret_cast<const uint8_t*>(&w), reinterpret_cast<const uint8_t*>(&x));
+}
+
+namespace {
+
+// Q5_K block at byte address w against the Q8_K block at x (any alignment).
+KQuantBlockSums sums_q5_K(const uint8_t* w, const uint8_t* x) {
+  const int8_t* x_qs = reinterpret_cast<const int8_t*>(x + offsetof(block_q8_K, qs));
   const uint8x16_t bit4 = vdupq_n_u8(0x10);
   uint8_t scale[8], min[8];
-  unpack_scales_mins_k4(w.scales, scale, min);
-  uint8x16_t h0 = vld1q_u8(w.qh);
-  uint8x16_t h1 = vld1q_u8(w.qh + 16);
+  unpack_scales_mins_k4((w + offsetof(block_q5_K, scales)), scale, min);
+  uint8x16_t h0 = vld1q_u8(w + offsetof(block_q5_K, qh));
+  uint8x16_t h1 = vld1q_u8((w + offsetof(block_q5_K, qh)) + 16);
   int32x4_t acc = vdupq_n_s32(0);
-  const uint8_t* q = w.qs;
-  const int8_t* y = x.qs;
+  const uint8_t* q = w + offsetof(block_q5_K, qs);
+  const int8_t* y = x_qs;
   for (int c = 0; c < 4; ++c, q += 32, y += 64) {
     const uint8x16_t q0 = vld1q_u8(q);
     const uint8x16_t q1 = vld1q_u8(q + 16);
@@ -176,17 +215,27 @@ KQuantBlockSums LES_NEON_KERNEL(block_sums_q5_K_q8_K)(const block_q5_K& w, const
     h0 = vshrq_n_u8(h0, 2);
     h1 = vshrq_n_u8(h1, 2);
   }
-  return {vaddvq_s32(acc), min_correction_32(x.bsums, min)};
+  return {vaddvq_s32(acc), min_correction_32((x + offsetof(block_q8_K, bsums)), min)};
 }
 
-KQuantBlockSums LES_NEON_KERNEL(block_sums_q6_K_q8_K)(const block_q6_K& w, const block_q8_K& x) {
+}  // namespace
+
+KQuantBlockSums LES_NEON_KERNEL(block_sums_q5_K_q8_K)(const block_q5_K& w, const block_q8_K& x) {
+  return sums_q5_K(reinterpret_cast<const uint8_t*>(&w), reinterpret_cast<const uint8_t*>(&x));
+}
+
+namespace {
+
+// Q6_K block at byte address w against the Q8_K block at x (any alignment).
+KQuantBlockSums sums_q6_K(const uint8_t* w, const uint8_t* x) {
+  const int8_t* x_qs = reinterpret_cast<const int8_t*>(x + offsetof(block_q8_K, qs));
   const uint8x16_t bits45 = vdupq_n_u8(0x30);
   const int8x16_t offset = vdupq_n_s8(32);
   int32x4_t acc = vdupq_n_s32(0);
-  const uint8_t* ql = w.ql;
-  const uint8_t* qh = w.qh;
-  const int8_t* sc = w.scales;
-  const int8_t* y = x.qs;
+  const uint8_t* ql = w + offsetof(block_q6_K, ql);
+  const uint8_t* qh = w + offsetof(block_q6_K, qh);
+  const auto* sc = reinterpret_cast<const int8_t*>(w + offsetof(block_q6_K, scales));
+  const int8_t* y = x_qs;
   for (int h = 0; h < 2; ++h, ql += 64, qh += 32, sc += 8, y += 128) {
     const uint8x16_t l0 = vld1q_u8(ql);
     const uint8x16_t l1 = vld1q_u8(ql + 16);
@@ -213,21 +262,30 @@ KQuantBlockSums LES_NEON_KERNEL(block_sums_q6_K_q8_K)(const block_q6_K& w, const
   return {vaddvq_s32(acc), 0};
 }
 
+}  // namespace
+
+KQuantBlockSums LES_NEON_KERNEL(block_sums_q6_K_q8_K)(const block_q6_K& w, const block_q8_K& x) {
+  return sums_q6_K(reinterpret_cast<const uint8_t*>(&w), reinterpret_cast<const uint8_t*>(&x));
+}
+
 namespace {
 
 // The float part, in the reference's order and rounding (ref.h): per block,
 // acc += float(isum) * (dx * dw), then for formats with a min
 // acc -= float(msum) * (dx * dmin). Identical integer sums therefore give
 // identical results.
-template <typename Block, bool kHasMin, KQuantBlockSums (*Sums)(const Block&, const block_q8_K&)>
+template <typename Block, bool kHasMin, KQuantBlockSums (*Sums)(const uint8_t*, const uint8_t*)>
 void vec_dot_k(int64_t n, float* s, const void* w, const void* x) {
-  const auto* wb = static_cast<const Block*>(w);
-  const auto* xb = static_cast<const block_q8_K*>(x);
+  // Byte addresses: rows may start at any address (ref.h asks for the blocks'
+  // alignment, but the SIMD tiers accept less).
+  const auto* wb = static_cast<const uint8_t*>(w);
+  const auto* xb = static_cast<const uint8_t*>(x);
   float acc = 0.0f;
-  for (int64_t b = 0; b < n / kQKK; ++b) {
-    const KQuantBlockSums sums = Sums(wb[b], xb[b]);
-    acc += static_cast<float>(sums.isum) * (xb[b].d * f16_to_f32(wb[b].d));
-    if constexpr (kHasMin) acc -= static_cast<float>(sums.msum) * (xb[b].d * f16_to_f32(wb[b].dmin));
+  for (int64_t b = 0; b < n / kQKK; ++b, wb += sizeof(Block), xb += sizeof(block_q8_K)) {
+    const KQuantBlockSums sums = Sums(wb, xb);
+    const float dx = load_f32(xb + offsetof(block_q8_K, d));
+    acc += static_cast<float>(sums.isum) * (dx * load_f16(wb + offsetof(Block, d)));
+    if constexpr (kHasMin) acc -= static_cast<float>(sums.msum) * (dx * load_f16(wb + offsetof(Block, dmin)));
   }
   *s = acc;
 }
@@ -235,19 +293,19 @@ void vec_dot_k(int64_t n, float* s, const void* w, const void* x) {
 }  // namespace
 
 void LES_NEON_KERNEL(vec_dot_q2_K_q8_K)(int64_t n, float* s, const void* w, const void* x) {
-  vec_dot_k<block_q2_K, true, LES_NEON_KERNEL(block_sums_q2_K_q8_K)>(n, s, w, x);
+  vec_dot_k<block_q2_K, true, sums_q2_K>(n, s, w, x);
 }
 void LES_NEON_KERNEL(vec_dot_q3_K_q8_K)(int64_t n, float* s, const void* w, const void* x) {
-  vec_dot_k<block_q3_K, false, LES_NEON_KERNEL(block_sums_q3_K_q8_K)>(n, s, w, x);
+  vec_dot_k<block_q3_K, false, sums_q3_K>(n, s, w, x);
 }
 void LES_NEON_KERNEL(vec_dot_q4_K_q8_K)(int64_t n, float* s, const void* w, const void* x) {
-  vec_dot_k<block_q4_K, true, LES_NEON_KERNEL(block_sums_q4_K_q8_K)>(n, s, w, x);
+  vec_dot_k<block_q4_K, true, sums_q4_K>(n, s, w, x);
 }
 void LES_NEON_KERNEL(vec_dot_q5_K_q8_K)(int64_t n, float* s, const void* w, const void* x) {
-  vec_dot_k<block_q5_K, true, LES_NEON_KERNEL(block_sums_q5_K_q8_K)>(n, s, w, x);
+  vec_dot_k<block_q5_K, true, sums_q5_K>(n, s, w, x);
 }
 void LES_NEON_KERNEL(vec_dot_q6_K_q8_K)(int64_t n, float* s, const void* w, const void* x) {
-  vec_dot_k<block_q6_K, false, LES_NEON_KERNEL(block_sums_q6_K_q8_K)>(n, s, w, x);
+  vec_dot_k<block_q6_K, false, sums_q6_K>(n, s, w, x);
 }
 
 }  // namespace les::kernels

@@ -7,6 +7,7 @@
 #include <arm_neon.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 
 #include "kernels/arm/neon_kernels.h"
@@ -49,37 +50,40 @@ int32_t round_to_s8_32(const float* x, float id, int8_t* q) {
   return vaddlvq_s8(lo) + vaddlvq_s8(hi);
 }
 
+// Stores F16(v) at any address.
+void store_f16(uint8_t* p, float v) {
+  const fp16_t h = fp32_to_fp16(v);
+  std::memcpy(p, &h, sizeof h);
+}
+
 }  // namespace
 
 void quantize_row_q8_0_neon(const float* x, void* y, int64_t n) {
-  auto* out = static_cast<block_q8_0*>(y);
-  const int64_t nb = n / kQK8_0;
-  for (int64_t b = 0; b < nb; ++b, x += kQK8_0) {
+  auto* out = static_cast<uint8_t*>(y);  // any alignment
+  for (int64_t b = 0; b < n / kQK8_0; ++b, x += kQK8_0, out += sizeof(block_q8_0)) {
     const float amax = abs_max_32(x);
     const float d = amax / 127.0f;
     const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
-    out[b].d = fp32_to_fp16(d);
-    round_to_s8_32(x, id, out[b].qs);
+    store_f16(out + offsetof(block_q8_0, d), d);
+    round_to_s8_32(x, id, reinterpret_cast<int8_t*>(out + offsetof(block_q8_0, qs)));
   }
 }
 
 void quantize_row_q8_1_neon(const float* x, void* y, int64_t n) {
-  auto* out = static_cast<block_q8_1*>(y);
-  const int64_t nb = n / kQK8_1;
-  for (int64_t b = 0; b < nb; ++b, x += kQK8_1) {
+  auto* out = static_cast<uint8_t*>(y);
+  for (int64_t b = 0; b < n / kQK8_1; ++b, x += kQK8_1, out += sizeof(block_q8_1)) {
     const float amax = abs_max_32(x);
     const float d = amax / 127.0f;
     const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
-    out[b].d = fp32_to_fp16(d);
-    const int32_t sum = round_to_s8_32(x, id, out[b].qs);
-    out[b].s = fp32_to_fp16(static_cast<float>(sum) * d);
+    store_f16(out + offsetof(block_q8_1, d), d);
+    const int32_t sum = round_to_s8_32(x, id, reinterpret_cast<int8_t*>(out + offsetof(block_q8_1, qs)));
+    store_f16(out + offsetof(block_q8_1, s), static_cast<float>(sum) * d);
   }
 }
 
 void quantize_row_q8_K_neon(const float* x, void* y, int64_t n) {
-  auto* out = static_cast<block_q8_K*>(y);
-  const int64_t nb = n / kQKK;
-  for (int64_t b = 0; b < nb; ++b, x += kQKK) {
+  auto* out = static_cast<uint8_t*>(y);
+  for (int64_t b = 0; b < n / kQKK; ++b, x += kQKK, out += sizeof(block_q8_K)) {
     // The scale comes from the signed value of largest magnitude (the first
     // one if +a and -a tie), so that value maps to -127 exactly.
     float32x4_t vmax = vld1q_f32(x);
@@ -93,7 +97,7 @@ void quantize_row_q8_K_neon(const float* x, void* y, int64_t n) {
     const float lo = vminnmvq_f32(vmin);
     const float amax = std::fmax(hi, -lo);
     if (!(amax > 0.0f)) {  // all zero (or NaN)
-      std::memset(&out[b], 0, sizeof(block_q8_K));
+      std::memset(out, 0, sizeof(block_q8_K));
       continue;
     }
     float max = hi > -lo ? hi : lo;
@@ -110,10 +114,12 @@ void quantize_row_q8_K_neon(const float* x, void* y, int64_t n) {
       // round_s8x16 saturates at 127: the reference's min(127, q) (only -max
       // can round up to +127.x, and only when max is negative).
       const int8x16_t v = round_s8x16(x + 16 * g, iscale);
-      vst1q_s8(out[b].qs + 16 * g, v);
-      out[b].bsums[g] = vaddlvq_s8(v);
+      vst1q_s8(reinterpret_cast<int8_t*>(out + offsetof(block_q8_K, qs)) + 16 * g, v);
+      const int16_t bsum = vaddlvq_s8(v);
+      std::memcpy(out + offsetof(block_q8_K, bsums) + 2 * g, &bsum, sizeof bsum);
     }
-    out[b].d = 1.0f / iscale;
+    const float d = 1.0f / iscale;
+    std::memcpy(out + offsetof(block_q8_K, d), &d, sizeof d);
   }
 }
 

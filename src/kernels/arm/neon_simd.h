@@ -41,6 +41,18 @@ inline float f16_to_f32(uint16_t h) {
   return static_cast<float>(v);
 }
 
+// F16 / F32 scalars at any address (block fields of possibly misaligned rows).
+inline float load_f16(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, sizeof h);
+  return f16_to_f32(h);
+}
+inline float load_f32(const uint8_t* p) {
+  float f;
+  std::memcpy(&f, p, sizeof f);
+  return f;
+}
+
 inline int8x16_t as_s8(uint8x16_t v) { return vreinterpretq_s8_u8(v); }
 
 // Low and high nibbles of 16 packed bytes.
