@@ -26,6 +26,18 @@
 //
 // Buffer lifetime: a request's destination must stay valid until its
 // completion has been reaped (or cancel_all has returned).
+//
+// Usage (error handling shortened):
+//   IoOptions opts;  opts.queue_depth = 16;
+//   auto backend = create_io_backend(IoBackendKind::automatic, opts).value();   // io_factory.h
+//   auto pool = AlignedBufferPool::create(blob_bytes, 64).value();             // aligned_buffer.h
+//   backend->register_buffers(pool.regions());          // optional; unsupported is fine
+//   FileId f = backend->open_file(path).value();
+//   AlignedBuffer buf = pool.acquire().value();
+//   ReadRequest r{/*tag=*/42, f, offset, length, buf.data()};   // see aligned_range.h for
+//   backend->submit({&r, 1});                                    // unaligned GGUF ranges
+//   std::vector<ReadCompletion> done;
+//   backend->reap(/*min_complete=*/1, kWaitForever, done);   // done[0].tag == 42
 #pragma once
 
 #include <chrono>
