@@ -40,6 +40,14 @@ const char* stop_reason_name(StopReason r) noexcept {
 
 Result<GenerateStats> generate(Context& ctx, const Tokenizer& tokenizer, Sampler& sampler, std::string_view prompt,
                                const GenerateParams& params, const TextCallback& on_text) {
+  TokenTextCallback adapter;
+  if (on_text) adapter = [&on_text](int32_t, std::string_view text) { return text.empty() || on_text(text); };
+  return generate_tokens(ctx, tokenizer, sampler, prompt, params, adapter);
+}
+
+Result<GenerateStats> generate_tokens(Context& ctx, const Tokenizer& tokenizer, Sampler& sampler,
+                                      std::string_view prompt, const GenerateParams& params,
+                                      const TokenTextCallback& on_token) {
   GenerateStats st;
   LES_ASSIGN_OR_RETURN(std::vector<int32_t> prompt_tokens,
                        tokenizer.tokenize(prompt, /*add_special=*/true, /*parse_special=*/false));
@@ -61,7 +69,7 @@ Result<GenerateStats> generate(Context& ctx, const Tokenizer& tokenizer, Sampler
   // The text continues the prompt, so its first piece keeps its leading space.
   StreamingDetokenizer detok(tokenizer, /*strip_space_prefix=*/false);
   StopStringFilter stops(params.stop);
-  auto emit = [&](const std::string& text) { return text.empty() || !on_text || on_text(text); };
+  auto emit = [&](int32_t tok, const std::string& text) { return !on_token || on_token(tok, text); };
 
   st.stop_reason = StopReason::n_predict;
   for (int32_t i = 0; params.n_predict < 0 || i < params.n_predict; ++i) {
@@ -80,7 +88,7 @@ Result<GenerateStats> generate(Context& ctx, const Tokenizer& tokenizer, Sampler
     Result<std::string> piece = detok.push(tok);
     if (!piece.ok()) return piece.status().with_context("detokenizing token " + std::to_string(tok));
     const std::string text = stops.push(*piece);
-    if (!emit(text)) {
+    if (!emit(tok, text)) {
       st.stop_reason = StopReason::cancelled;
       return st;
     }
@@ -104,7 +112,7 @@ Result<GenerateStats> generate(Context& ctx, const Tokenizer& tokenizer, Sampler
   std::string tail = stops.push(detok.flush());
   if (!stops.stopped()) tail += stops.flush();
   if (stops.stopped()) st.stop_reason = StopReason::stop_string;
-  if (!emit(tail)) st.stop_reason = StopReason::cancelled;
+  if (!tail.empty() && !emit(-1, tail)) st.stop_reason = StopReason::cancelled;
   return st;
 }
 

@@ -67,11 +67,21 @@ std::vector<int32_t> end_of_generation_tokens(const Vocab& vocab);
 // produced invalid bytes); return false to stop (StopReason::cancelled).
 using TextCallback = std::function<bool(std::string_view text)>;
 
+// Receives every generated token with the text its arrival released (possibly
+// empty while bytes are held back); token is -1 for the final flush of
+// held-back text. Return false to stop (StopReason::cancelled).
+using TokenTextCallback = std::function<bool(int32_t token, std::string_view text)>;
+
 // Runs the loop above on `ctx` from its current position. Errors:
 // invalid_argument (empty prompt after tokenization, prompt longer than the
 // context), the errors of tokenize/decode/sample (with context). Stopping for
 // any StopReason is success.
 Result<GenerateStats> generate(Context& ctx, const Tokenizer& tokenizer, Sampler& sampler, std::string_view prompt,
                                const GenerateParams& params, const TextCallback& on_text);
+
+// The same loop, reporting token ids too (the C ABI's callback).
+Result<GenerateStats> generate_tokens(Context& ctx, const Tokenizer& tokenizer, Sampler& sampler,
+                                      std::string_view prompt, const GenerateParams& params,
+                                      const TokenTextCallback& on_token);
 
 }  // namespace les

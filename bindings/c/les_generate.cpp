@@ -1,0 +1,138 @@
+// C ABI: sampler parameters and the streaming generate call (les.h).
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "capi_internal.h"
+#include "core/sampler.h"
+
+using les::capi::fail;
+using les::capi::guarded;
+
+namespace {
+constexpr size_t kGenerateParamsV1 = sizeof(les_generate_params);
+constexpr size_t kSamplerParamsV1 = sizeof(les_sampler_params);
+constexpr size_t kGenerateStatsV1 = sizeof(les_generate_stats);
+}  // namespace
+
+extern "C" {
+
+les_sampler_params les_sampler_default_params(void) {
+  const les::SamplerParams d;
+  les_sampler_params p;
+  std::memset(&p, 0, sizeof p);
+  p.struct_size = sizeof(les_sampler_params);
+  p.temperature = d.temperature;
+  p.top_k = d.top_k;
+  p.top_p = d.top_p;
+  p.min_p = d.min_p;
+  p.repeat_penalty = d.repeat_penalty;
+  p.presence_penalty = d.presence_penalty;
+  p.frequency_penalty = d.frequency_penalty;
+  p.penalty_last_n = d.penalty_last_n;
+  p.seed = d.seed;
+  return p;
+}
+
+les_generate_params les_generate_default_params(void) {
+  les_generate_params p;
+  std::memset(&p, 0, sizeof p);
+  p.struct_size = sizeof(les_generate_params);
+  p.n_predict = 128;
+  p.ignore_eos = false;
+  p.sampler = les_sampler_default_params();
+  p.stop = nullptr;
+  p.n_stop = 0;
+  return p;
+}
+
+les_status les_generate(les_context* ctx, const char* prompt, const les_generate_params* params,
+                        les_token_callback callback, void* user_data) {
+  if (ctx == nullptr) {
+    return guarded("les_generate", [] { return fail(les::invalid_argument_error("les_generate: ctx is NULL")); });
+  }
+  return guarded(
+      "les_generate",
+      [&]() -> les_status {
+        ctx->last_error.clear();
+        auto err = [&](const les::Status& s) { return fail(s, &ctx->last_error); };
+        if (prompt == nullptr) return err(les::invalid_argument_error("les_generate: prompt is NULL"));
+        les_generate_params p = les_generate_default_params();
+        les::Status s = les::capi::copy_versioned(params, p, kGenerateParamsV1, "les_generate_params");
+        if (!s.ok()) return err(s);
+        les_sampler_params sp = les_sampler_default_params();
+        s = les::capi::copy_versioned(&p.sampler, sp, kSamplerParamsV1, "les_sampler_params");
+        if (!s.ok()) return err(s);
+        if (p.n_stop < 0 || (p.n_stop > 0 && p.stop == nullptr))
+          return err(les::invalid_argument_error("les_generate_params: stop is NULL but n_stop > 0"));
+
+        les::SamplerParams sampler_params;
+        sampler_params.temperature = sp.temperature;
+        sampler_params.top_k = sp.top_k;
+        sampler_params.top_p = sp.top_p;
+        sampler_params.min_p = sp.min_p;
+        sampler_params.repeat_penalty = sp.repeat_penalty;
+        sampler_params.presence_penalty = sp.presence_penalty;
+        sampler_params.frequency_penalty = sp.frequency_penalty;
+        sampler_params.penalty_last_n = sp.penalty_last_n;
+        sampler_params.seed = sp.seed;
+        auto sampler = les::Sampler::create(sampler_params);
+        if (!sampler.ok()) return err(sampler.status());
+
+        les::GenerateParams gp;
+        gp.n_predict = p.n_predict;
+        gp.ignore_eos = p.ignore_eos;
+        for (int32_t i = 0; i < p.n_stop; ++i) {
+          if (p.stop[i] == nullptr) return err(les::invalid_argument_error("les_generate_params: stop[" +
+                                                                           std::to_string(i) + "] is NULL"));
+          gp.stop.emplace_back(p.stop[i]);
+        }
+        ctx->cancel.store(false, std::memory_order_relaxed);
+        bool cancelled_by_thread = false;
+        les::TokenTextCallback on_token = [&](int32_t tok, std::string_view text) {
+          if (ctx->cancel.load(std::memory_order_relaxed)) {
+            cancelled_by_thread = true;
+            return false;
+          }
+          if (callback == nullptr) return true;
+          return callback(tok, text.data(), text.size(), user_data);
+        };
+        auto stats = les::generate_tokens(*ctx->ctx, *ctx->model->tokenizer, *sampler, prompt, gp, on_token);
+        ctx->has_logits = ctx->ctx->n_past() > 0;
+        if (!stats.ok()) return err(stats.status());
+        ctx->last_stats = *stats;
+        ctx->model->logger->info("generated {} tokens: prefill {:.1f} tok/s, decode {:.1f} tok/s ({})",
+                                 stats->n_generated, stats->prefill_tok_per_s(), stats->decode_tok_per_s(),
+                                 les::stop_reason_name(stats->stop_reason));
+        if (cancelled_by_thread) return err(les::cancelled_error("les_generate: cancelled by les_context_cancel()"));
+        if (stats->stop_reason == les::StopReason::context_full)
+          return err(les::context_full_error("les_generate: the context is full after " +
+                                             std::to_string(stats->n_generated) + " generated tokens"));
+        return LES_OK;
+      },
+      &ctx->last_error);
+}
+
+les_status les_context_generate_stats(const les_context* ctx, les_generate_stats* out) {
+  return guarded("les_context_generate_stats", [&]() -> les_status {
+    if (ctx == nullptr || out == nullptr)
+      return fail(les::invalid_argument_error("les_context_generate_stats: ctx or out is NULL"));
+    if (out->struct_size < kGenerateStatsV1 || out->struct_size > sizeof(les_generate_stats))
+      return fail(les::invalid_argument_error("les_generate_stats.struct_size is " +
+                                              std::to_string(out->struct_size) + "; set it to sizeof(les_generate_stats)"));
+    const les::GenerateStats& s = ctx->last_stats;
+    les_generate_stats r;
+    std::memset(&r, 0, sizeof r);
+    r.struct_size = sizeof r;
+    r.n_prompt_tokens = s.n_prompt_tokens;
+    r.n_generated = s.n_generated;
+    r.prefill_seconds = s.prefill_seconds;
+    r.decode_seconds = s.decode_seconds;
+    r.prefill_tokens_per_second = s.prefill_tok_per_s();
+    r.decode_tokens_per_second = s.decode_tok_per_s();
+    std::memcpy(out, &r, out->struct_size);
+    return LES_OK;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,252 @@
+// The C ABI against the trained fixture model: normal use, and bad use that
+// must return a status (never crash): NULL handles, wrong struct sizes,
+// out-of-range tokens, a cancelling callback, cancellation from another
+// thread, a full context, and a model freed while its context lives.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "les/les.h"
+#include "support/fixtures.h"
+
+namespace {
+
+struct Loaded {
+  les_model* model = nullptr;
+  les_context* ctx = nullptr;
+  ~Loaded() {
+    les_context_free(ctx);
+    les_model_free(model);
+  }
+};
+
+bool load(const std::string& path, Loaded& l, int32_t n_ctx = 0) {
+  les_model_params mp = les_model_default_params();
+  mp.n_threads = 2;
+  if (les_model_load(path.c_str(), &mp, &l.model) != LES_OK) return false;
+  les_context_params cp = les_context_default_params();
+  cp.n_ctx = n_ctx;
+  return les_context_create(l.model, &cp, &l.ctx) == LES_OK;
+}
+
+struct Collect {
+  std::string text;
+  int n = 0;
+  int stop_after = -1;
+};
+
+bool collect(les_token, const char* piece, size_t len, void* ud) {
+  auto* c = static_cast<Collect*>(ud);
+  c->text.append(piece, len);
+  ++c->n;
+  return c->stop_after < 0 || c->n < c->stop_after;
+}
+
+}  // namespace
+
+TEST_CASE("C API: load errors name the problem", "[api]") {
+  les_model* m = reinterpret_cast<les_model*>(0x1);
+  CHECK(les_model_load("/nonexistent/model.gguf", nullptr, &m) == LES_ERR_IO);
+  CHECK(m == nullptr);
+  CHECK(std::string(les_last_error()).find("/nonexistent/model.gguf") != std::string::npos);
+  CHECK(les_model_load(nullptr, nullptr, &m) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(les_model_load("x", nullptr, nullptr) == LES_ERR_INVALID_ARGUMENT);
+
+  const std::string garbage = les::test::temp_dir() + "/garbage.gguf";
+  FILE* f = std::fopen(garbage.c_str(), "wb");
+  REQUIRE(f);
+  std::fputs("this is not a gguf file at all", f);
+  std::fclose(f);
+  CHECK(les_model_load(garbage.c_str(), nullptr, &m) == LES_ERR_FORMAT);
+  CHECK(std::string(les_last_error()).find("GGUF") != std::string::npos);
+
+  les_model_params p = les_model_default_params();
+  p.struct_size = sizeof(p) + 8;  // a newer caller than this library
+  CHECK(les_model_load(garbage.c_str(), &p, &m) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(les_last_error()).find("struct_size") != std::string::npos);
+  p.struct_size = 2;
+  CHECK(les_model_load(garbage.c_str(), &p, &m) == LES_ERR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("C API: NULL handles are rejected, not dereferenced", "[api]") {
+  CHECK(les_model_n_vocab(nullptr) == 0);
+  CHECK(les_model_desc(nullptr, nullptr, 0) == -1);
+  CHECK(les_token_bos(nullptr) == -1);
+  int32_t n = 0;
+  CHECK(les_tokenize(nullptr, "a", 1, true, false, nullptr, 0, &n) == LES_ERR_INVALID_ARGUMENT);
+  les_context* c = nullptr;
+  CHECK(les_context_create(nullptr, nullptr, &c) == LES_ERR_INVALID_ARGUMENT);
+  const les_token t = 1;
+  CHECK(les_context_decode(nullptr, &t, 1) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(les_context_logits(nullptr) == nullptr);
+  CHECK(les_generate(nullptr, "x", nullptr, nullptr, nullptr) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(les_context_reset(nullptr) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(les_context_trim(nullptr, 0) == LES_ERR_INVALID_ARGUMENT);
+  les_context_cancel(nullptr);
+  les_context_free(nullptr);
+  les_model_free(nullptr);
+  CHECK(std::string(les_context_last_error(nullptr)).empty());
+}
+
+TEST_CASE("C API: tokenize, decode, logits, trim on the trained model", "[api]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  Loaded l;
+  REQUIRE(load(path, l, 64));
+  CHECK(les_model_n_vocab(l.model) == 8192);
+  CHECK(les_model_n_layer(l.model) == 8);
+  CHECK(les_model_n_expert(l.model) == 32);
+  CHECK(les_model_n_expert_used(l.model) == 4);
+  char buf[128];
+  CHECK(les_model_meta_str(l.model, "general.architecture", buf, sizeof buf) == 8);
+  CHECK(std::string(buf) == "qwen3moe");
+  CHECK(les_model_meta_str(l.model, "no.such.key", buf, sizeof buf) == -1);
+  CHECK(les_model_desc(l.model, buf, sizeof buf) > 0);
+
+  const std::string text = "The castle stood upon a rock, and the";
+  int32_t n = 0;
+  CHECK(les_tokenize(l.model, text.data(), text.size(), true, false, nullptr, 0, &n) == LES_ERR_INVALID_ARGUMENT);
+  REQUIRE(n == 10);  // the size needed
+  std::vector<les_token> ids(n);
+  REQUIRE(les_tokenize(l.model, text.data(), text.size(), true, false, ids.data(), n, &n) == LES_OK);
+  CHECK(ids == std::vector<les_token>{1, 404, 1331, 1713, 516, 261, 2921, 8125, 285, 266});
+
+  size_t len = 0;
+  CHECK(les_token_to_piece(l.model, 404, buf, sizeof buf, &len) == LES_OK);
+  CHECK(std::string(buf, len) == " The");
+  CHECK(les_token_to_piece(l.model, 8192, buf, sizeof buf, &len) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(les_token_to_piece(l.model, -1, buf, sizeof buf, &len) == LES_ERR_INVALID_ARGUMENT);
+
+  CHECK(les_context_logits(l.ctx) == nullptr);
+  REQUIRE(les_context_decode(l.ctx, ids.data(), n) == LES_OK);
+  const float* logits = les_context_logits(l.ctx);
+  REQUIRE(logits != nullptr);
+  int best = 0;
+  for (int i = 1; i < 8192; ++i)
+    if (logits[i] > logits[best]) best = i;
+  REQUIRE(les_token_to_piece(l.model, best, buf, sizeof buf, &len) == LES_OK);
+  CHECK(std::string(buf, len) == " sun");  // llama.cpp's greedy first token
+  CHECK(les_context_n_past(l.ctx) == 10);
+
+  // Out-of-range tokens: an error, and the state is unchanged.
+  const les_token bad[2] = {5, 9000};
+  CHECK(les_context_decode(l.ctx, bad, 2) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(les_context_last_error(l.ctx)).find("9000") != std::string::npos);
+  CHECK(les_context_n_past(l.ctx) == 10);
+  CHECK(les_context_decode(l.ctx, bad, 0) == LES_ERR_INVALID_ARGUMENT);
+
+  CHECK(les_context_trim(l.ctx, 11) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(les_context_trim(l.ctx, 4) == LES_OK);
+  CHECK(les_context_n_past(l.ctx) == 4);
+  CHECK(les_context_reset(l.ctx) == LES_OK);
+  CHECK(les_context_n_past(l.ctx) == 0);
+
+  // A full context: an error naming it, nothing appended.
+  std::vector<les_token> many(65, 404);
+  CHECK(les_context_decode(l.ctx, many.data(), 65) == LES_ERR_CONTEXT_FULL);
+  CHECK(les_context_n_past(l.ctx) == 0);
+}
+
+TEST_CASE("C API: generate streams greedy text identical to llama.cpp; callbacks cancel", "[api]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  Loaded l;
+  REQUIRE(load(path, l));
+  les_generate_params gp = les_generate_default_params();
+  gp.n_predict = 8;
+  gp.ignore_eos = true;
+  gp.sampler.temperature = 0.0f;
+  Collect c;
+  REQUIRE(les_generate(l.ctx, "The castle stood upon a rock, and the", &gp, collect, &c) == LES_OK);
+  CHECK(c.text == " sun was now heard, that the sun");
+  CHECK(c.n == 8);
+  les_generate_stats st;
+  st.struct_size = sizeof st;
+  REQUIRE(les_context_generate_stats(l.ctx, &st) == LES_OK);
+  CHECK(st.n_prompt_tokens == 10);
+  CHECK(st.n_generated == 8);
+  CHECK(st.decode_tokens_per_second > 0);
+
+  // The callback stops after 3 tokens.
+  les_context_reset(l.ctx);
+  Collect c2;
+  c2.stop_after = 3;
+  CHECK(les_generate(l.ctx, "The castle stood upon a rock, and the", &gp, collect, &c2) == LES_OK);
+  CHECK(c2.n == 3);
+
+  // Bad sampler parameters are rejected with a message.
+  les_context_reset(l.ctx);
+  gp.sampler.top_p = 2.0f;
+  CHECK(les_generate(l.ctx, "x", &gp, nullptr, nullptr) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(les_context_last_error(l.ctx)).find("top_p") != std::string::npos);
+  gp.sampler.top_p = 0.95f;
+  gp.struct_size = 3;
+  CHECK(les_generate(l.ctx, "x", &gp, nullptr, nullptr) == LES_ERR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("C API: cancel from another thread", "[api]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  Loaded l;
+  REQUIRE(load(path, l));
+  les_generate_params gp = les_generate_default_params();
+  gp.n_predict = 200;
+  gp.ignore_eos = true;
+  struct Shared {
+    les_context* ctx;
+    std::atomic<int> n{0};
+  } sh{l.ctx};
+  auto cb = [](les_token, const char*, size_t, void* ud) {
+    auto* s = static_cast<Shared*>(ud);
+    ++s->n;
+    return true;
+  };
+  std::thread canceller([&] {
+    while (sh.n.load() < 2) std::this_thread::yield();
+    les_context_cancel(l.ctx);
+  });
+  const les_status st = les_generate(l.ctx, "It is a truth", &gp, cb, &sh);
+  canceller.join();
+  CHECK(st == LES_ERR_CANCELLED);
+  CHECK(sh.n.load() < 200);
+  // The context stays usable.
+  les_context_reset(l.ctx);
+  gp.n_predict = 2;
+  CHECK(les_generate(l.ctx, "It is a truth", &gp, nullptr, nullptr) == LES_OK);
+}
+
+TEST_CASE("C API: a model freed while its context lives stays valid for that context", "[api]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  les_model* m = nullptr;
+  REQUIRE(les_model_load(path.c_str(), nullptr, &m) == LES_OK);
+  les_context* c = nullptr;
+  REQUIRE(les_context_create(m, nullptr, &c) == LES_OK);
+  les_model_free(m);  // the context keeps the weights alive
+  les_generate_params gp = les_generate_default_params();
+  gp.n_predict = 4;
+  gp.ignore_eos = true;
+  gp.sampler.temperature = 0.0f;
+  Collect col;
+  CHECK(les_generate(c, "The castle stood upon a rock, and the", &gp, collect, &col) == LES_OK);
+  CHECK(col.text == " sun was now heard");
+  les_context_free(c);
+}
+
+TEST_CASE("C API: log callback receives the library's log lines", "[api]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  struct Log {
+    std::vector<std::string> lines;
+  } log;
+  les_model_params mp = les_model_default_params();
+  mp.log_level = LES_LOG_INFO;
+  mp.log_user_data = &log;
+  mp.log_callback = [](les_log_level level, const char* msg, void* ud) {
+    if (level >= LES_LOG_INFO) static_cast<Log*>(ud)->lines.emplace_back(msg);
+  };
+  les_model* m = nullptr;
+  REQUIRE(les_model_load(path.c_str(), &mp, &m) == LES_OK);
+  REQUIRE_FALSE(log.lines.empty());
+  CHECK(log.lines[0].find("loaded") != std::string::npos);
+  les_model_free(m);
+}
