@@ -10,6 +10,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git python3
   libeigen3-dev liburing-dev libfmt-dev libspdlog-dev catch2 nlohmann-json3-dev libcli11-dev
   libbenchmark-dev libicu-dev
+  default-jdk-headless
   clang libclang-rt-14-dev
   g++-aarch64-linux-gnu qemu-user
 )
