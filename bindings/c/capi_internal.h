@@ -28,7 +28,7 @@ namespace les::capi {
 // reference; the weights go when the last context is freed.
 struct ModelState {
   std::unique_ptr<Model> model;
-  std::unique_ptr<Tokenizer> tokenizer;
+  const Tokenizer* tokenizer = nullptr;  // the model's own (Model::tokenizer())
   std::shared_ptr<spdlog::logger> logger;
   les_model_params params{};
 };

@@ -114,12 +114,12 @@ les_status les_model_load(const char* path, const les_model_params* params, les_
       return fail(model.status());
     }
     state->model = std::move(model).value();
-    auto tok = les::Tokenizer::from_gguf(state->model->file());
-    if (!tok.ok()) {
-      state->logger->error("cannot build the tokenizer of '{}': {}", path, tok.status().message());
-      return fail(tok.status().with_context(std::string("tokenizer of '") + path + "'"));
+    if (!state->model->has_tokenizer()) {
+      state->logger->error("'{}' has no tokenizer (tokenizer.ggml.model)", path);
+      return fail(les::unsupported_error(std::string("'") + path +
+                                         "' has no tokenizer (no tokenizer.ggml.model key); les.h needs one"));
     }
-    state->tokenizer = std::move(tok).value();
+    state->tokenizer = &state->model->tokenizer();
     state->logger->info("loaded '{}': {}", path, state->model->description());
     auto* handle = new les_model{std::move(state)};
     *out_model = handle;
