@@ -1,0 +1,67 @@
+package org.les;
+
+/**
+ * Parameters of {@link LesContext#generate} ({@code les_generate_params} with its
+ * {@code les_sampler_params}); a new object holds the library's defaults from
+ * {@code les_generate_default_params()}. Not thread-safe (a plain holder).
+ */
+public final class GenerateParams {
+  /** Max tokens to generate; default 128. */
+  public int nPredict;
+  /** Keep going past end-of-generation tokens. */
+  public boolean ignoreEos;
+  /** 0 = greedy (ties to the lowest id); default 0.8. */
+  public float temperature;
+  /** 0 = off; default 40. */
+  public int topK;
+  /** 1 = off; default 0.95. */
+  public float topP;
+  /** 0 = off; default 0.05. */
+  public float minP;
+  /** 1 = off. */
+  public float repeatPenalty;
+  /** 0 = off. */
+  public float presencePenalty;
+  /** 0 = off. */
+  public float frequencyPenalty;
+  /** Window of tokens for the penalties; default 64. */
+  public int penaltyLastN;
+  /** RNG seed (unsigned 64-bit in C); same seed + same model = same text. */
+  public long seed;
+  /** Stop strings (generation stops once the text ends with one); null or empty = none. */
+  public String[] stop;
+
+  public GenerateParams() {
+    int[] ints = new int[4];
+    float[] floats = new float[6];
+    long[] seeds = new long[1];
+    Native.generateDefaults(ints, floats, seeds);
+    nPredict = ints[0];
+    ignoreEos = ints[1] != 0;
+    topK = ints[2];
+    penaltyLastN = ints[3];
+    temperature = floats[0];
+    topP = floats[1];
+    minP = floats[2];
+    repeatPenalty = floats[3];
+    presencePenalty = floats[4];
+    frequencyPenalty = floats[5];
+    seed = seeds[0];
+  }
+
+  /** Greedy decoding (temperature 0) of at most nPredict tokens. */
+  public static GenerateParams greedy(int nPredict) {
+    GenerateParams p = new GenerateParams();
+    p.temperature = 0.0f;
+    p.nPredict = nPredict;
+    return p;
+  }
+
+  int[] ints() {
+    return new int[] {nPredict, ignoreEos ? 1 : 0, topK, penaltyLastN};
+  }
+
+  float[] floats() {
+    return new float[] {temperature, topP, minP, repeatPenalty, presencePenalty, frequencyPenalty};
+  }
+}

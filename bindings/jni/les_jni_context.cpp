@@ -1,0 +1,91 @@
+// JNI natives of org.les.Native for contexts: creation, decode, logits, KV cache
+// reset/trim and cancel; each a thin call of the les.h function of that name.
+#include <vector>
+
+#include "jni_util.h"
+
+using les_jni::as_context;
+using les_jni::as_jlong;
+using les_jni::as_model;
+using les_jni::guarded;
+using les_jni::throw_last_error;
+using les_jni::throw_les;
+
+extern "C" {
+
+JNIEXPORT jintArray JNICALL Java_org_les_Native_contextDefaults(JNIEnv* env, jclass) {
+  const les_context_params p = les_context_default_params();
+  const jint values[4] = {p.n_ctx, p.n_batch, p.n_threads, static_cast<jint>(p.kv_type)};
+  jintArray out = env->NewIntArray(4);
+  if (out != nullptr) env->SetIntArrayRegion(out, 0, 4, values);
+  return out;
+}
+
+JNIEXPORT jlong JNICALL Java_org_les_Native_contextCreate(JNIEnv* env, jclass, jlong model, jint n_ctx,
+                                                          jint n_batch, jint n_threads, jint kv_type) {
+  return guarded(env, jlong{0}, [&]() -> jlong {
+    les_context_params p = les_context_default_params();
+    p.n_ctx = n_ctx;
+    p.n_batch = n_batch;
+    p.n_threads = n_threads;
+    p.kv_type = static_cast<les_kv_type>(kv_type);
+    les_context* ctx = nullptr;
+    les_status st = les_context_create(as_model(model), &p, &ctx);
+    if (st != LES_OK) {
+      throw_last_error(env, st);
+      return 0;
+    }
+    return as_jlong(ctx);
+  });
+}
+
+JNIEXPORT void JNICALL Java_org_les_Native_contextFree(JNIEnv*, jclass, jlong ctx) { les_context_free(as_context(ctx)); }
+
+JNIEXPORT void JNICALL Java_org_les_Native_contextDecode(JNIEnv* env, jclass, jlong h, jintArray tokens) {
+  guarded(env, 0, [&] {
+    if (tokens == nullptr) {
+      throw_les(env, LES_ERR_INVALID_ARGUMENT, "tokens is null");
+      return 0;
+    }
+    std::vector<les_token> ids(static_cast<size_t>(env->GetArrayLength(tokens)));
+    env->GetIntArrayRegion(tokens, 0, static_cast<jsize>(ids.size()), ids.data());
+    les_context* ctx = as_context(h);
+    les_status st = les_context_decode(ctx, ids.data(), static_cast<int32_t>(ids.size()));
+    if (st != LES_OK) throw_last_error(env, st, ctx);
+    return 0;
+  });
+}
+
+JNIEXPORT jfloatArray JNICALL Java_org_les_Native_contextLogits(JNIEnv* env, jclass, jlong h, jint n_vocab) {
+  const float* logits = les_context_logits(as_context(h));
+  if (logits == nullptr || n_vocab <= 0) return nullptr;
+  jfloatArray out = env->NewFloatArray(n_vocab);
+  if (out != nullptr) env->SetFloatArrayRegion(out, 0, n_vocab, logits);
+  return out;
+}
+
+JNIEXPORT jint JNICALL Java_org_les_Native_contextNPast(JNIEnv*, jclass, jlong h) {
+  return les_context_n_past(as_context(h));
+}
+
+JNIEXPORT jint JNICALL Java_org_les_Native_contextNCtx(JNIEnv*, jclass, jlong h) {
+  return les_context_n_ctx(as_context(h));
+}
+
+JNIEXPORT void JNICALL Java_org_les_Native_contextReset(JNIEnv* env, jclass, jlong h) {
+  les_context* ctx = as_context(h);
+  les_status st = les_context_reset(ctx);
+  if (st != LES_OK) throw_last_error(env, st, ctx);
+}
+
+JNIEXPORT void JNICALL Java_org_les_Native_contextTrim(JNIEnv* env, jclass, jlong h, jint n_keep) {
+  les_context* ctx = as_context(h);
+  les_status st = les_context_trim(ctx, n_keep);
+  if (st != LES_OK) throw_last_error(env, st, ctx);
+}
+
+JNIEXPORT void JNICALL Java_org_les_Native_contextCancel(JNIEnv*, jclass, jlong h) {
+  les_context_cancel(as_context(h));
+}
+
+}  // extern "C"

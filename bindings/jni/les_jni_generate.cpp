@@ -1,0 +1,127 @@
+// JNI natives of org.les.Native for sampling defaults, the streaming
+// les_generate() call (each token goes to a Java TokenListener through
+// Native.deliver) and the statistics of the last generation.
+#include <string>
+#include <vector>
+
+#include "jni_util.h"
+
+using les_jni::as_context;
+using les_jni::from_bytes;
+using les_jni::guarded;
+using les_jni::refs;
+using les_jni::throw_last_error;
+using les_jni::throw_les;
+using les_jni::to_bytes;
+
+namespace {
+
+// What les_generate's callback needs; lives on the generate() call's stack.
+// The callback runs on the thread that called les_generate (the JNI thread).
+struct Listener {
+  JNIEnv* env;
+  jobject listener;  // org.les.TokenListener (local ref of the native call)
+};
+
+bool on_token(les_token token, const char* piece, size_t len, void* user_data) {
+  auto* l = static_cast<Listener*>(user_data);
+  JNIEnv* env = l->env;
+  if (env->ExceptionCheck()) return false;
+  jbyteArray bytes = to_bytes(env, std::string_view(piece, len));
+  if (bytes == nullptr) return false;  // OutOfMemoryError pending: stop
+  const jboolean go = env->CallStaticBooleanMethod(refs().native_class, refs().deliver, l->listener, token, bytes);
+  env->DeleteLocalRef(bytes);
+  if (env->ExceptionCheck()) return false;  // the listener threw: stop, let it propagate
+  return go == JNI_TRUE;
+}
+
+}  // namespace
+
+extern "C" {
+
+JNIEXPORT void JNICALL Java_org_les_Native_generateDefaults(JNIEnv* env, jclass, jintArray ints, jfloatArray floats,
+                                                            jlongArray seed) {
+  if (ints == nullptr || floats == nullptr || seed == nullptr || env->GetArrayLength(ints) < 4 ||
+      env->GetArrayLength(floats) < 6 || env->GetArrayLength(seed) < 1) {
+    throw_les(env, LES_ERR_INVALID_ARGUMENT, "generateDefaults: arrays of 4 ints, 6 floats and 1 long expected");
+    return;
+  }
+  const les_generate_params p = les_generate_default_params();
+  const jint iv[4] = {p.n_predict, p.ignore_eos ? 1 : 0, p.sampler.top_k, p.sampler.penalty_last_n};
+  const jfloat fv[6] = {p.sampler.temperature,      p.sampler.top_p,
+                        p.sampler.min_p,            p.sampler.repeat_penalty,
+                        p.sampler.presence_penalty, p.sampler.frequency_penalty};
+  const jlong sv = static_cast<jlong>(p.sampler.seed);
+  env->SetIntArrayRegion(ints, 0, 4, iv);
+  env->SetFloatArrayRegion(floats, 0, 6, fv);
+  env->SetLongArrayRegion(seed, 0, 1, &sv);
+}
+
+JNIEXPORT void JNICALL Java_org_les_Native_generate(JNIEnv* env, jclass, jlong h, jbyteArray prompt, jintArray ints,
+                                                    jfloatArray floats, jlong seed, jobjectArray stop,
+                                                    jobject listener) {
+  guarded(env, 0, [&] {
+    auto text = from_bytes(env, prompt, "prompt");
+    if (!text) return 0;
+    if (ints == nullptr || floats == nullptr || env->GetArrayLength(ints) < 4 || env->GetArrayLength(floats) < 6) {
+      throw_les(env, LES_ERR_INVALID_ARGUMENT, "generate: arrays of 4 ints and 6 floats expected");
+      return 0;
+    }
+    jint iv[4];
+    jfloat fv[6];
+    env->GetIntArrayRegion(ints, 0, 4, iv);
+    env->GetFloatArrayRegion(floats, 0, 6, fv);
+    les_generate_params p = les_generate_default_params();
+    p.n_predict = iv[0];
+    p.ignore_eos = iv[1] != 0;
+    p.sampler.top_k = iv[2];
+    p.sampler.penalty_last_n = iv[3];
+    p.sampler.temperature = fv[0];
+    p.sampler.top_p = fv[1];
+    p.sampler.min_p = fv[2];
+    p.sampler.repeat_penalty = fv[3];
+    p.sampler.presence_penalty = fv[4];
+    p.sampler.frequency_penalty = fv[5];
+    p.sampler.seed = static_cast<uint64_t>(seed);
+
+    std::vector<std::string> stops;
+    std::vector<const char*> stop_ptrs;
+    if (stop != nullptr) {
+      const jsize n = env->GetArrayLength(stop);
+      for (jsize i = 0; i < n; ++i) {
+        auto element = static_cast<jbyteArray>(env->GetObjectArrayElement(stop, i));
+        auto s = from_bytes(env, element, "stop string");
+        env->DeleteLocalRef(element);
+        if (!s) return 0;
+        stops.push_back(std::move(*s));
+      }
+      for (const std::string& s : stops) stop_ptrs.push_back(s.c_str());
+      p.stop = stop_ptrs.data();
+      p.n_stop = static_cast<int32_t>(stop_ptrs.size());
+    }
+
+    les_context* ctx = as_context(h);
+    Listener l{env, listener};
+    les_status st = les_generate(ctx, text->c_str(), &p, listener != nullptr ? on_token : nullptr, &l);
+    if (env->ExceptionCheck()) return 0;  // the listener's exception propagates as is
+    if (st != LES_OK) throw_last_error(env, st, ctx);
+    return 0;
+  });
+}
+
+JNIEXPORT jdoubleArray JNICALL Java_org_les_Native_generateStats(JNIEnv* env, jclass, jlong h) {
+  les_generate_stats s{};
+  s.struct_size = sizeof s;
+  les_status st = les_context_generate_stats(as_context(h), &s);
+  if (st != LES_OK) {
+    throw_last_error(env, st);
+    return nullptr;
+  }
+  const jdouble v[6] = {static_cast<jdouble>(s.n_prompt_tokens), static_cast<jdouble>(s.n_generated),
+                        s.prefill_seconds, s.decode_seconds, s.prefill_tokens_per_second, s.decode_tokens_per_second};
+  jdoubleArray out = env->NewDoubleArray(6);
+  if (out != nullptr) env->SetDoubleArrayRegion(out, 0, 6, v);
+  return out;
+}
+
+}  // extern "C"
