@@ -1,0 +1,2 @@
+/* Umbrella header of the CLes module: the installed LES C API. */
+#include <les/les.h>

@@ -1,0 +1,295 @@
+// An idiomatic Swift layer over les.h: `Model` (weights, tokenizer), `Context`
+// (KV cache, decode, logits, streaming generation as an AsyncThrowingStream),
+// errors as `LESError`. Untested here (no Swift toolchain on the build machine).
+import CLes
+import Foundation
+
+/// An error from LES: the `les_status` code and the message of
+/// `les_last_error()` / `les_context_last_error()`.
+public struct LESError: Error, CustomStringConvertible {
+  /// The les_status value (negative; see les.h for the ranges).
+  public let code: Int32
+  public let message: String
+
+  public var description: String {
+    String(cString: les_status_name(les_status(rawValue: code))) + ": " + message
+  }
+
+  public var isCancelled: Bool { code == LES_ERR_CANCELLED.rawValue }
+
+  /// The calling thread's last error, for a status just returned on this thread.
+  static func last(_ status: les_status, context: OpaquePointer? = nil) -> LESError {
+    var msg = String(cString: les_last_error())
+    if msg.isEmpty, let context { msg = String(cString: les_context_last_error(context)) }
+    return LESError(code: status.rawValue, message: msg)
+  }
+
+  static func invalid(_ message: String) -> LESError {
+    LESError(code: LES_ERR_INVALID_ARGUMENT.rawValue, message: message)
+  }
+}
+
+@inline(__always) private func check(_ status: les_status, context: OpaquePointer? = nil) throws {
+  if status != LES_OK { throw LESError.last(status, context: context) }
+}
+
+/// The weights of one GGUF model. Immutable after load and thread-safe: share one
+/// Model between any number of Contexts on any threads. Freed on deinit; contexts
+/// keep it alive (they hold a reference).
+public final class Model: @unchecked Sendable {
+  let handle: OpaquePointer
+
+  /// Loads a GGUF file. `threads`: compute threads, 0 = one per core.
+  /// Throws LESError (I/O for a missing file, format for a malformed one).
+  public init(path: String, threads: Int32 = 0) throws {
+    var params = les_model_default_params()
+    params.n_threads = threads
+    var model: OpaquePointer?
+    try check(les_model_load(path, &params, &model))
+    guard let model else { throw LESError.invalid("les_model_load returned no model") }
+    handle = model
+  }
+
+  deinit { les_model_free(handle) }
+
+  /// Vocabulary size: valid token ids are 0 ..< vocabularySize.
+  public var vocabularySize: Int32 { les_model_n_vocab(handle) }
+  public var layerCount: Int32 { les_model_n_layer(handle) }
+  public var expertCount: Int32 { les_model_n_expert(handle) }
+  public var expertsUsed: Int32 { les_model_n_expert_used(handle) }
+  public var trainingContextLength: Int32 { les_model_n_ctx_train(handle) }
+
+  /// One-line description ("qwen3moe 8 layers, 32 experts top-4, F16").
+  public var description: String {
+    let n = Int(les_model_desc(handle, nil, 0))
+    var buf = [CChar](repeating: 0, count: max(n, 0) + 1)
+    _ = les_model_desc(handle, &buf, buf.count)
+    return String(cString: buf)
+  }
+
+  /// GGUF metadata value of `key` as text, nil if absent.
+  public func metadata(_ key: String) -> String? {
+    let n = Int(les_model_meta_str(handle, key, nil, 0))
+    if n < 0 { return nil }
+    var buf = [CChar](repeating: 0, count: n + 1)
+    _ = les_model_meta_str(handle, key, &buf, buf.count)
+    return String(cString: buf)
+  }
+
+  /// Token ids of `text` (UTF-8). addSpecial: BOS/EOS as the vocabulary requests;
+  /// parseSpecial: control-token text becomes that token.
+  public func tokenize(_ text: String, addSpecial: Bool = true, parseSpecial: Bool = false) throws -> [Int32] {
+    let utf8 = Array(text.utf8CString)  // NUL-terminated; the length passed excludes the NUL
+    let length = utf8.count - 1
+    var tokens = [les_token](repeating: 0, count: length + 8)
+    var n: Int32 = 0
+    var status = les_tokenize(handle, utf8, length, addSpecial, parseSpecial, &tokens, Int32(tokens.count), &n)
+    if status == LES_ERR_INVALID_ARGUMENT && Int(n) > tokens.count {  // buffer too small: n is the size needed
+      tokens = [les_token](repeating: 0, count: Int(n))
+      status = les_tokenize(handle, utf8, length, addSpecial, parseSpecial, &tokens, n, &n)
+    }
+    try check(status)
+    return Array(tokens.prefix(Int(n)))
+  }
+
+  /// The bytes of one token's text (may be part of a UTF-8 character).
+  public func tokenBytes(_ token: Int32) throws -> [UInt8] {
+    var buf = [CChar](repeating: 0, count: 64)
+    var n = 0
+    var status = les_token_to_piece(handle, token, &buf, buf.count, &n)
+    if status == LES_ERR_INVALID_ARGUMENT && n > buf.count {
+      buf = [CChar](repeating: 0, count: n)
+      status = les_token_to_piece(handle, token, &buf, buf.count, &n)
+    }
+    try check(status)
+    return buf.prefix(n).map { UInt8(bitPattern: $0) }
+  }
+
+  /// The text of a token sequence (pieces concatenated, then decoded as UTF-8).
+  public func detokenize(_ tokens: [Int32]) throws -> String {
+    var bytes: [UInt8] = []
+    for t in tokens { bytes += try tokenBytes(t) }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+}
+
+/// One generated token: its id and its text (whole UTF-8 characters; may be empty).
+public struct Token: Sendable {
+  public let id: Int32
+  public let text: String
+}
+
+/// Sampling and stopping for `Context.tokens(prompt:params:)`; defaults from
+/// `les_generate_default_params()`.
+public struct GenerateParams: Sendable {
+  public var maxTokens: Int32
+  public var ignoreEOS: Bool
+  /// 0 = greedy.
+  public var temperature: Float
+  public var topK: Int32
+  public var topP: Float
+  public var minP: Float
+  public var repeatPenalty: Float
+  public var seed: UInt64
+  /// Generation stops once the text ends with one of these.
+  public var stop: [String] = []
+
+  public init() {
+    let d = les_generate_default_params()
+    maxTokens = d.n_predict
+    ignoreEOS = d.ignore_eos
+    temperature = d.sampler.temperature
+    topK = d.sampler.top_k
+    topP = d.sampler.top_p
+    minP = d.sampler.min_p
+    repeatPenalty = d.sampler.repeat_penalty
+    seed = d.sampler.seed
+  }
+
+  /// Greedy decoding of at most `maxTokens` tokens.
+  public static func greedy(maxTokens: Int32) -> GenerateParams {
+    var p = GenerateParams()
+    p.temperature = 0
+    p.maxTokens = maxTokens
+    return p
+  }
+}
+
+/// One generation stream over a Model (KV cache, logits). Use it from one task or
+/// thread at a time: a second call while one runs throws instead of racing.
+/// `cancel()` may be called from anywhere.
+public final class Context: @unchecked Sendable {
+  let handle: OpaquePointer
+  public let model: Model
+  private let lock = NSLock()
+  private var busy = false
+
+  /// A context over `model`. contextLength: tokens the KV cache holds, 0 = the
+  /// library default (min(training context, 4096)).
+  public init(model: Model, contextLength: Int32 = 0, threads: Int32 = 0) throws {
+    var params = les_context_default_params()
+    params.n_ctx = contextLength
+    params.n_threads = threads
+    var ctx: OpaquePointer?
+    try check(les_context_create(model.handle, &params, &ctx))
+    guard let ctx else { throw LESError.invalid("les_context_create returned no context") }
+    handle = ctx
+    self.model = model
+  }
+
+  deinit { les_context_free(handle) }
+
+  private func exclusive<R>(_ body: () throws -> R) throws -> R {
+    lock.lock()
+    if busy {
+      lock.unlock()
+      throw LESError.invalid("Context is already in use (one caller at a time; only cancel() may overlap)")
+    }
+    busy = true
+    lock.unlock()
+    defer { lock.lock(); busy = false; lock.unlock() }
+    return try body()
+  }
+
+  /// Tokens in the KV cache.
+  public var pastCount: Int32 { les_context_n_past(handle) }
+  /// Tokens the KV cache holds.
+  public var contextLength: Int32 { les_context_n_ctx(handle) }
+
+  /// Appends `tokens` to the KV cache and runs the forward pass. On error nothing is appended.
+  public func decode(_ tokens: [Int32]) throws {
+    try exclusive {
+      try tokens.withUnsafeBufferPointer { buf in
+        try check(les_context_decode(handle, buf.baseAddress, Int32(buf.count)), context: handle)
+      }
+    }
+  }
+
+  /// A copy of the last decoded token's logits (vocabularySize floats), nil before any decode.
+  public func logits() throws -> [Float]? {
+    try exclusive {
+      guard let p = les_context_logits(handle) else { return nil }
+      return Array(UnsafeBufferPointer(start: p, count: Int(model.vocabularySize)))
+    }
+  }
+
+  /// Empties the KV cache.
+  public func reset() throws { try exclusive { try check(les_context_reset(handle), context: handle) } }
+
+  /// Keeps the first `keep` positions of the KV cache.
+  public func trim(to keep: Int32) throws { try exclusive { try check(les_context_trim(handle, keep), context: handle) } }
+
+  /// Asks a running generation to stop after the current token. Thread-safe.
+  public func cancel() { les_context_cancel(handle) }
+
+  /// Streams the tokens generated after `prompt` (les_generate on a dedicated
+  /// thread, since it blocks). Ending the consumer's loop early, or cancelling its
+  /// task, cancels the generation; `cancel()` from elsewhere ends the stream with a
+  /// LESError whose isCancelled is true. The KV cache keeps prompt and output.
+  public func tokens(prompt: String, params: GenerateParams = GenerateParams()) -> AsyncThrowingStream<Token, Error> {
+    AsyncThrowingStream { continuation in
+      let sink = TokenSink(continuation)
+      // Holds the context until the stream ends, so the handle outlives this call.
+      continuation.onTermination = { [self] termination in
+        if case .cancelled = termination { self.cancel() }
+      }
+      let thread = Thread { [self] in
+        do {
+          try exclusive { try generate(prompt: prompt, params: params, sink: sink) }
+          continuation.finish()
+        } catch {
+          continuation.finish(throwing: error)
+        }
+      }
+      thread.name = "les.generate"
+      thread.start()
+    }
+  }
+
+  private func generate(prompt: String, params: GenerateParams, sink: TokenSink) throws {
+    var p = les_generate_default_params()
+    p.n_predict = params.maxTokens
+    p.ignore_eos = params.ignoreEOS
+    p.sampler.temperature = params.temperature
+    p.sampler.top_k = params.topK
+    p.sampler.top_p = params.topP
+    p.sampler.min_p = params.minP
+    p.sampler.repeat_penalty = params.repeatPenalty
+    p.sampler.seed = params.seed
+    // Stop strings as C strings that live for the call.
+    let cStops: [UnsafeMutablePointer<CChar>?] = params.stop.map { strdup($0) }
+    defer { cStops.forEach { free($0) } }
+    let stopPointers: [UnsafePointer<CChar>?] = cStops.map { UnsafePointer($0) }
+    let callback: les_token_callback = { token, piece, length, userData in
+      let sink = Unmanaged<TokenSink>.fromOpaque(userData!).takeUnretainedValue()
+      let text = String(decoding: UnsafeRawBufferPointer(start: piece, count: length), as: UTF8.self)
+      return sink.deliver(Token(id: token, text: text))
+    }
+    let userData = Unmanaged.passUnretained(sink).toOpaque()
+    let status: les_status = stopPointers.withUnsafeBufferPointer { stops in
+      p.stop = stops.isEmpty ? nil : stops.baseAddress
+      p.n_stop = Int32(stops.count)
+      return les_generate(handle, prompt, &p, callback, userData)
+    }
+    // The consumer went away: the stream is over, nothing to report.
+    if sink.consumerGone { return }
+    try check(status, context: handle)
+  }
+}
+
+/// Holds the stream's continuation for the C callback (passed as user_data).
+private final class TokenSink: @unchecked Sendable {
+  let continuation: AsyncThrowingStream<Token, Error>.Continuation
+  private(set) var consumerGone = false
+
+  init(_ continuation: AsyncThrowingStream<Token, Error>.Continuation) { self.continuation = continuation }
+
+  /// Called on the generation thread; false (stop) once the consumer is gone.
+  func deliver(_ token: Token) -> Bool {
+    if case .terminated = continuation.yield(token) {
+      consumerGone = true
+      return false
+    }
+    return true
+  }
+}
