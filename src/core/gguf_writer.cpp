@@ -222,14 +222,11 @@ Status GgufWriter::set_alignment(uint64_t alignment) {
   return set_u32("general.alignment", static_cast<uint32_t>(alignment));
 }
 
-Status GgufWriter::add_tensor(std::string_view name, GgmlType type, std::span<const int64_t> ne, const void* data,
-                              size_t n_bytes) {
+Result<uint64_t> checked_tensor_bytes(std::string_view name, GgmlType type, std::span<const int64_t> ne) {
   const std::string ctx = fmt::format("tensor '{}'", name);
   if (name.empty()) return invalid_argument_error("tensor name is empty");
   if (name.size() > kMaxTensorNameBytes)
     return invalid_argument_error(fmt::format("{}: name of {} bytes exceeds {}", ctx, name.size(), kMaxTensorNameBytes));
-  for (const PendingTensor& t : tensors_)
-    if (t.name == name) return invalid_argument_error(fmt::format("{}: duplicate tensor name", ctx));
   if (ne.empty() || ne.size() > 4)
     return invalid_argument_error(fmt::format("{}: {} dimensions, expected 1..4", ctx, ne.size()));
   const auto traits = ggml_type_traits(static_cast<uint32_t>(type));
@@ -250,10 +247,57 @@ Status GgufWriter::add_tensor(std::string_view name, GgmlType type, std::span<co
   if (__builtin_mul_overflow(static_cast<uint64_t>(ne[0] / traits->block_size), traits->block_bytes, &row) ||
       __builtin_mul_overflow(row, n_rows, &expect))
     return invalid_argument_error(fmt::format("{}: byte size overflows", ctx));
+  return expect;
+}
+
+std::vector<uint64_t> layout_tensor_offsets(const std::vector<TensorHeader>& tensors, uint64_t alignment,
+                                            uint64_t* data_bytes) {
+  std::vector<uint64_t> off;
+  off.reserve(tensors.size());
+  uint64_t pos = 0;
+  for (const TensorHeader& t : tensors) {
+    off.push_back(pos);
+    pos += (t.n_bytes + alignment - 1) / alignment * alignment;
+  }
+  if (data_bytes != nullptr) *data_bytes = pos;
+  return off;
+}
+
+std::vector<uint8_t> encode_gguf_header(const std::vector<KeyValue>& kvs, const std::vector<TensorHeader>& tensors,
+                                        const std::vector<uint64_t>& offsets, uint64_t alignment) {
+  std::vector<uint8_t> out;
+  out.reserve(4096);
+  put<uint32_t>(out, 0x46554747);  // "GGUF" as a little-endian u32
+  put<uint32_t>(out, kVersion);
+  put<uint64_t>(out, tensors.size());
+  put<uint64_t>(out, kvs.size());
+  for (const KeyValue& kv : kvs) {
+    put_string(out, kv.key);
+    put<uint32_t>(out, static_cast<uint32_t>(kv.value.type()));
+    put_value(out, kv.value);
+  }
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const TensorHeader& t = tensors[i];
+    put_string(out, t.name);
+    put<uint32_t>(out, static_cast<uint32_t>(t.ne.size()));
+    for (int64_t n : t.ne) put<uint64_t>(out, static_cast<uint64_t>(n));
+    put<uint32_t>(out, static_cast<uint32_t>(t.type));
+    put<uint64_t>(out, offsets[i]);
+  }
+  // With no tensors there is no data section and no padding (llama.cpp's vocab-only files end here).
+  if (!tensors.empty()) out.resize((out.size() + alignment - 1) / alignment * alignment, 0);
+  return out;
+}
+
+Status GgufWriter::add_tensor(std::string_view name, GgmlType type, std::span<const int64_t> ne, const void* data,
+                              size_t n_bytes) {
+  LES_ASSIGN_OR_RETURN(const uint64_t expect, checked_tensor_bytes(name, type, ne));
+  for (const PendingTensor& t : tensors_)
+    if (t.name == name) return invalid_argument_error(fmt::format("tensor '{}': duplicate tensor name", name));
   if (n_bytes != expect)
-    return invalid_argument_error(
-        fmt::format("{}: {} data bytes given, {} with this shape needs {}", ctx, n_bytes, traits->name, expect));
-  if (data == nullptr && n_bytes > 0) return invalid_argument_error(fmt::format("{}: data is null", ctx));
+    return invalid_argument_error(fmt::format("tensor '{}': {} data bytes given, {} with this shape needs {}", name,
+                                              n_bytes, ggml_type_name(type), expect));
+  if (data == nullptr && n_bytes > 0) return invalid_argument_error(fmt::format("tensor '{}': data is null", name));
   PendingTensor t;
   t.name = std::string(name);
   t.type = type;
@@ -264,52 +308,23 @@ Status GgufWriter::add_tensor(std::string_view name, GgmlType type, std::span<co
   return {};
 }
 
-std::vector<uint64_t> GgufWriter::tensor_offsets() const {
-  std::vector<uint64_t> off;
-  off.reserve(tensors_.size());
-  uint64_t pos = 0;
-  for (const PendingTensor& t : tensors_) {
-    off.push_back(pos);
-    pos += (t.data.size() + alignment_ - 1) / alignment_ * alignment_;
-  }
-  return off;
-}
-
-std::vector<uint8_t> GgufWriter::header_bytes(const std::vector<uint64_t>& offsets) const {
-  std::vector<uint8_t> out;
-  out.reserve(4096);
-  put<uint32_t>(out, 0x46554747);  // "GGUF" as a little-endian u32
-  put<uint32_t>(out, kVersion);
-  put<uint64_t>(out, tensors_.size());
-  put<uint64_t>(out, kvs_.size());
-  for (const KeyValue& kv : kvs_) {
-    put_string(out, kv.key);
-    put<uint32_t>(out, static_cast<uint32_t>(kv.value.type()));
-    put_value(out, kv.value);
-  }
-  for (size_t i = 0; i < tensors_.size(); ++i) {
-    const PendingTensor& t = tensors_[i];
-    put_string(out, t.name);
-    put<uint32_t>(out, static_cast<uint32_t>(t.ne.size()));
-    for (int64_t n : t.ne) put<uint64_t>(out, static_cast<uint64_t>(n));
-    put<uint32_t>(out, static_cast<uint32_t>(t.type));
-    put<uint64_t>(out, offsets[i]);
-  }
-  // With no tensors there is no data section and no padding (llama.cpp's vocab-only files end here).
-  if (!tensors_.empty()) out.resize((out.size() + alignment_ - 1) / alignment_ * alignment_, 0);
-  return out;
+std::vector<TensorHeader> GgufWriter::headers() const {
+  std::vector<TensorHeader> h;
+  h.reserve(tensors_.size());
+  for (const PendingTensor& t : tensors_) h.push_back({t.name, t.type, t.ne, t.data.size()});
+  return h;
 }
 
 std::vector<uint8_t> GgufWriter::write_to_memory() const {
-  const std::vector<uint64_t> off = tensor_offsets();
-  std::vector<uint8_t> out = header_bytes(off);
+  const std::vector<TensorHeader> h = headers();
+  uint64_t data_bytes = 0;
+  const std::vector<uint64_t> off = layout_tensor_offsets(h, alignment_, &data_bytes);
+  std::vector<uint8_t> out = encode_gguf_header(kvs_, h, off, alignment_);
   const size_t data_start = out.size();
-  for (size_t i = 0; i < tensors_.size(); ++i) {
-    out.resize(data_start + off[i], 0);
-    out.insert(out.end(), tensors_[i].data.begin(), tensors_[i].data.end());
-  }
   // llama.cpp pads the last tensor too; so do we (the file ends aligned).
-  if (!tensors_.empty()) out.resize((out.size() - data_start + alignment_ - 1) / alignment_ * alignment_ + data_start, 0);
+  out.resize(data_start + data_bytes, 0);
+  for (size_t i = 0; i < tensors_.size(); ++i)
+    std::memcpy(out.data() + data_start + off[i], tensors_[i].data.data(), tensors_[i].data.size());
   return out;
 }
 
@@ -317,8 +332,9 @@ Status GgufWriter::write_to_file(const std::string& path) const {
   const std::string tmp = path + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return io_error(fmt::format("cannot create '{}': {}", tmp, std::strerror(errno)));
-  const std::vector<uint64_t> off = tensor_offsets();
-  const std::vector<uint8_t> header = header_bytes(off);
+  const std::vector<TensorHeader> h = headers();
+  const std::vector<uint64_t> off = layout_tensor_offsets(h, alignment_, nullptr);
+  const std::vector<uint8_t> header = encode_gguf_header(kvs_, h, off, alignment_);
   Status s = write_all(fd, header.data(), header.size(), tmp);
   uint64_t pos = 0;  // within the data section
   static const uint8_t kZeros[64] = {};

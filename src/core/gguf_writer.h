@@ -32,6 +32,33 @@
 
 namespace les::gguf {
 
+// A tensor's header entry: name, type, shape (ne[0] contiguous) and data size.
+struct TensorHeader {
+  std::string name;
+  GgmlType type = GgmlType::F32;
+  std::vector<int64_t> ne;
+  uint64_t n_bytes = 0;
+};
+
+// Validates a tensor declaration against the GGUF rules the reader enforces
+// (name 1..64 bytes, 1..4 dims each > 0, known type, ne[0] a multiple of the
+// block size, no overflow) and returns its data size in bytes. Errors:
+// invalid_argument naming the tensor and what was wrong. Duplicate names are
+// the caller's check.
+Result<uint64_t> checked_tensor_bytes(std::string_view name, GgmlType type, std::span<const int64_t> ne);
+
+// Offsets of each tensor in the data section when laid out in order, each at
+// the next multiple of `alignment`; also returns the padded data-section size
+// in `*data_bytes` (0 without tensors).
+std::vector<uint64_t> layout_tensor_offsets(const std::vector<TensorHeader>& tensors, uint64_t alignment,
+                                            uint64_t* data_bytes);
+
+// Everything before the data section: magic, version 3, counts, key/values,
+// tensor infos (with `offsets`), zero padding to `alignment` (none when there
+// are no tensors).
+std::vector<uint8_t> encode_gguf_header(const std::vector<KeyValue>& kvs, const std::vector<TensorHeader>& tensors,
+                                        const std::vector<uint64_t>& offsets, uint64_t alignment);
+
 class GgufWriter {
  public:
   GgufWriter() = default;
@@ -85,6 +112,9 @@ class GgufWriter {
 
   size_t n_keys() const noexcept { return kvs_.size(); }
   size_t n_tensors() const noexcept { return tensors_.size(); }
+  // The keys in file order, and the data-section alignment (for GgufStreamWriter).
+  const std::vector<KeyValue>& metadata() const noexcept { return kvs_; }
+  uint64_t alignment() const noexcept { return alignment_; }
 
  private:
   struct PendingTensor {
@@ -93,10 +123,7 @@ class GgufWriter {
     std::vector<int64_t> ne;
     std::vector<uint8_t> data;
   };
-  // Offsets of each tensor in the data section under the current alignment.
-  std::vector<uint64_t> tensor_offsets() const;
-  // Everything before the data section, zero-padded to the alignment.
-  std::vector<uint8_t> header_bytes(const std::vector<uint64_t>& offsets) const;
+  std::vector<TensorHeader> headers() const;
 
   std::vector<KeyValue> kvs_;
   std::vector<PendingTensor> tensors_;
