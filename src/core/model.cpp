@@ -1,5 +1,8 @@
 #include "core/model.h"
 
+#include <optional>
+
+#include "core/expert_layout.h"
 #include "core/gguf_reader.h"
 #include "core/models/arch_loaders.h"
 
@@ -22,7 +25,14 @@ Result<std::unique_ptr<Model>> Model::from_gguf(std::unique_ptr<gguf::GgufFile> 
   m->params_ = params;
   m->file_ = std::move(file);
   LES_ASSIGN_OR_RETURN(m->hp_, load_hparams(*m->file_));
-  TensorLookup lookup(*m->file_);
+  // A `les repack` file carries les.expert_layout; its experts come from the packed tensors.
+  std::optional<ExpertLayout> layout;
+  if (m->file_->find(kExpertLayoutKey) != nullptr) {
+    auto x = ExpertLayout::from_file(*m->file_);
+    if (!x.ok()) return x.status();
+    if (x->contiguous()) layout = std::move(x).value();
+  }
+  TensorLookup lookup(*m->file_, layout ? &*layout : nullptr);
   LES_RETURN_IF_ERROR(models::load_architecture(lookup, m->hp_, &m->cfg_, &m->w_));
   std::vector<ResidentExpertSource::LayerExperts> le;
   for (const LayerWeights& l : m->w_.layers) le.push_back({l.gate_exps, l.up_exps, l.down_exps});

@@ -1,5 +1,6 @@
 #include "core/model_weights.h"
 
+#include "core/expert_layout.h"
 #include "core/gguf_reader.h"
 #include "core/matvec.h"
 
@@ -7,7 +8,8 @@ namespace les {
 
 WeightView WeightView::expert(int64_t e) const {
   WeightView v = *this;
-  v.data = data + static_cast<size_t>(e) * slab_bytes();
+  v.data = data + static_cast<size_t>(e) * (expert_stride != 0 ? expert_stride : slab_bytes());
+  v.expert_stride = 0;
   v.ne[2] = 1;
   return v;
 }
@@ -58,6 +60,40 @@ Result<WeightView> TensorLookup::require(const std::string& name, std::initializ
   v.row_bytes = static_cast<size_t>(t->row_bytes());
   v.name = name;
   return v;
+}
+
+Status TensorLookup::packed_experts(int layer, WeightView* gate, WeightView* up, WeightView* down) const {
+  const std::string pname = packed_experts_tensor_name(layer);
+  if (experts_ == nullptr || layer < 0 || layer >= experts_->n_layer() || !experts_->layer(layer).present)
+    return format_error("layer " + std::to_string(layer) + " has no packed experts ('" + pname + "')");
+  const LayerExpertInfo& li = experts_->layer(layer);
+  const gguf::TensorInfo* t = file_.find_tensor(pname);
+  if (t == nullptr) return format_error("missing tensor '" + pname + "'");
+  const std::span<const uint8_t> bytes = file_.tensor_data(*t);
+  if (bytes.size() < t->n_bytes || bytes.empty())
+    return io_error("tensor '" + pname + "' has no data in memory (file opened without mmap?)");
+  auto r = experts_->ranges(layer, 0);
+  if (!r.ok()) return r.status();
+  const ExpertMatrixInfo* m[3] = {&li.gate, &li.up, &li.down};
+  const FileRange* fr[3] = {&r->gate, &r->up, &r->down};
+  WeightView* out[3] = {gate, up, down};
+  static const char* kNames[3] = {"gate", "up", "down"};
+  for (int k = 0; k < 3; ++k) {
+    if (!matvec_type_supported(m[k]->type))
+      return unsupported_error("packed experts '" + pname + "': " + kNames[k] + " type " +
+                               ggml_type_name(m[k]->type) + " has no matrix kernel");
+    WeightView v;
+    v.data = bytes.data() + (fr[k]->offset - t->file_offset);
+    v.type = m[k]->type;
+    v.ne[0] = m[k]->cols;
+    v.ne[1] = m[k]->rows;
+    v.ne[2] = experts_->n_expert();
+    v.row_bytes = static_cast<size_t>(m[k]->row_bytes);
+    v.expert_stride = static_cast<size_t>(li.blob_stride);
+    v.name = pname + "[" + kNames[k] + "]";
+    *out[k] = std::move(v);
+  }
+  return Status();
 }
 
 }  // namespace les

@@ -31,6 +31,11 @@ struct WeightView {
   GgmlType type = GgmlType::F32;
   int64_t ne[3] = {1, 1, 1};  // ne[0] cols, ne[1] rows, ne[2] experts
   size_t row_bytes = 0;       // bytes of one row of ne[0] elements
+  // Bytes from one expert's matrix to the next in a 3-D expert view; 0 means
+  // slab_bytes() (the per_tensor layout). A contiguous-layout file (see
+  // core/expert_layout.h) interleaves gate | up | down per expert, so its
+  // views step by the blob stride.
+  size_t expert_stride = 0;
   std::string name;
 
   bool present() const noexcept { return data != nullptr; }
@@ -38,7 +43,8 @@ struct WeightView {
   int64_t rows() const noexcept { return ne[1]; }
   size_t slab_bytes() const noexcept { return row_bytes * static_cast<size_t>(ne[1]); }
   const uint8_t* row(int64_t r) const noexcept { return data + static_cast<size_t>(r) * row_bytes; }
-  // The 2-D matrix of expert e of a 3-D tensor (rows x cols), same type.
+  // The 2-D matrix of expert e of a 3-D tensor (rows x cols), same type, at
+  // data + e * (expert_stride ? expert_stride : slab_bytes()).
   WeightView expert(int64_t e) const;
 };
 
@@ -48,10 +54,15 @@ enum class TypeClass {
   matrix,     // any type with a vec_dot kernel (F32, F16, BF16, Q4_0 ... Q6_K)
 };
 
+class ExpertLayout;
+
 // Looks up tensors by name in a GGUF file and validates them.
 class TensorLookup {
  public:
-  explicit TensorLookup(const gguf::GgufFile& file) : file_(file) {}
+  // `experts`: the file's expert layout when it is the contiguous one (the
+  // MoE loader then builds expert views from the packed tensors), else null.
+  explicit TensorLookup(const gguf::GgufFile& file, const ExpertLayout* experts = nullptr)
+      : file_(file), experts_(experts) {}
 
   // The tensor `name` with exactly the shape `ne` (trailing dims beyond ne.size()
   // must be 1). Errors: format "missing tensor 'x'", format "tensor 'x' has shape
@@ -61,8 +72,17 @@ class TensorLookup {
   Result<WeightView> optional(const std::string& name, std::initializer_list<int64_t> ne, TypeClass cls) const;
   bool has(const std::string& name) const;
 
+  // The routed experts of `layer` in a contiguous-layout file as three 3-D
+  // views {cols, rows, n_expert} with expert_stride = the blob stride.
+  // Errors: format (missing packed tensor / no experts in that layer, types
+  // without a matrix kernel are unsupported), io (no mapping).
+  // Precondition: contiguous_experts() != nullptr.
+  Status packed_experts(int layer, WeightView* gate, WeightView* up, WeightView* down) const;
+  const ExpertLayout* contiguous_experts() const noexcept { return experts_; }
+
  private:
   const gguf::GgufFile& file_;
+  const ExpertLayout* experts_ = nullptr;
 };
 
 // Name of a per-layer tensor: blk_name(3, "attn_q.weight") == "blk.3.attn_q.weight".

@@ -57,6 +57,19 @@ Status load_moe_ffn(const TensorLookup& t, const Hparams& hp, int il, LayerWeigh
   LES_ASSIGN_OR_RETURN(l->ffn_norm, t.require(blk_name(il, "ffn_norm.weight"), {e}, TypeClass::f32_only));
   LES_ASSIGN_OR_RETURN(l->router, t.require(blk_name(il, "ffn_gate_inp.weight"), {e, ne}, TypeClass::f32_only));
   LES_ASSIGN_OR_RETURN(l->exp_probs_b, t.optional(blk_name(il, "exp_probs_b.bias"), {ne}, TypeClass::f32_only));
+  if (t.contiguous_experts() != nullptr) {
+    // `les repack` layout (core/expert_layout.h): one packed tensor per layer.
+    LES_RETURN_IF_ERROR(t.packed_experts(il, &l->gate_exps, &l->up_exps, &l->down_exps));
+    const WeightView* v[3] = {&l->gate_exps, &l->up_exps, &l->down_exps};
+    const int64_t want[3][2] = {{e, f}, {e, f}, {f, e}};
+    for (int k = 0; k < 3; ++k)
+      if (v[k]->ne[0] != want[k][0] || v[k]->ne[1] != want[k][1] || v[k]->ne[2] != ne)
+        return format_error("packed experts '" + v[k]->name + "' have shape [" + std::to_string(v[k]->ne[0]) + ", " +
+                            std::to_string(v[k]->ne[1]) + ", " + std::to_string(v[k]->ne[2]) + "], expected [" +
+                            std::to_string(want[k][0]) + ", " + std::to_string(want[k][1]) + ", " +
+                            std::to_string(ne) + "]");
+    return Status();
+  }
   if (!t.has(blk_name(il, "ffn_gate_exps.weight")) && t.has(blk_name(il, "ffn_gate.0.weight")))
     return unsupported_error("tensor '" + blk_name(il, "ffn_gate.0.weight") +
                              "': per-expert tensors (old Mixtral layout) are not supported; expected '" +
