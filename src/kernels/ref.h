@@ -8,8 +8,11 @@
 //   format's block size (32, or 256 = kQKK for the K-quants; 1 for F32/F16/BF16).
 //   Only whole blocks are processed; callers validate n (ggml_row_bytes).
 //   Nothing here allocates, throws or aborts.
-// * Rows are ggml rows: n / block_size blocks back to back, no padding; pointers
-//   need no alignment beyond the struct's (2 bytes for fp16 fields, 4 for Q8_K).
+// * Rows are ggml rows: n / block_size blocks back to back, no padding. Block,
+//   F16 and BF16 rows may start at any byte address (their fields are read and
+//   written through memcpy, kernels/unaligned.h), so a typed pointer here is a
+//   statement of format, not of alignment; float arrays need float alignment
+//   except the F32 rows of the F32 kernels, which may be misaligned too.
 // * Float results assume the default rounding mode (round to nearest even), and
 //   the code is written so that no expression can be contracted into an FMA.
 // * Thread-safety: pure functions of their arguments.

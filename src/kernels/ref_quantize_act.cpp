@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "kernels/ref.h"
+#include "kernels/unaligned.h"
 
 namespace les::kernels {
 namespace {
@@ -38,25 +39,28 @@ float quantize_block_32(const float* x, int8_t* qs) {
 
 void quantize_row_q8_0_ref(const float* x, block_q8_0* y, int64_t n) {
   for (int64_t b = 0; b < n / kQK8_0; ++b) {
-    const float d = quantize_block_32(x + b * kQK8_0, y[b].qs);
-    y[b].d = fp32_to_fp16(d);
+    block_q8_0 out;
+    out.d = fp32_to_fp16(quantize_block_32(x + b * kQK8_0, out.qs));
+    store_unaligned(y, b, out);
   }
 }
 
 void quantize_row_q8_1_ref(const float* x, block_q8_1* y, int64_t n) {
   for (int64_t b = 0; b < n / kQK8_1; ++b) {
-    const float d = quantize_block_32(x + b * kQK8_1, y[b].qs);
+    block_q8_1 out;
+    const float d = quantize_block_32(x + b * kQK8_1, out.qs);
     int sum = 0;
-    for (int i = 0; i < kQK8_1; ++i) sum += y[b].qs[i];
-    y[b].d = fp32_to_fp16(d);
-    y[b].s = fp32_to_fp16(d * static_cast<float>(sum));
+    for (int i = 0; i < kQK8_1; ++i) sum += out.qs[i];
+    out.d = fp32_to_fp16(d);
+    out.s = fp32_to_fp16(d * static_cast<float>(sum));
+    store_unaligned(y, b, out);
   }
 }
 
 void quantize_row_q8_K_ref(const float* x, block_q8_K* y, int64_t n) {
   for (int64_t b = 0; b < n / kQKK; ++b) {
     const float* xb = x + b * kQKK;
-    block_q8_K& out = y[b];
+    block_q8_K out;
     float amax = 0.0f, max = 0.0f;  // max: the element of largest magnitude, signed
     for (int i = 0; i < kQKK; ++i) {
       const float a = std::fabs(xb[i]);
@@ -69,6 +73,7 @@ void quantize_row_q8_K_ref(const float* x, block_q8_K* y, int64_t n) {
       out.d = 0.0f;
       std::memset(out.qs, 0, sizeof(out.qs));
       std::memset(out.bsums, 0, sizeof(out.bsums));
+      store_unaligned(y, b, out);
       continue;
     }
     const float iscale = -127.0f / max;
@@ -81,15 +86,16 @@ void quantize_row_q8_K_ref(const float* x, block_q8_K* y, int64_t n) {
       out.bsums[j] = static_cast<int16_t>(sum);
     }
     out.d = 1.0f / iscale;
+    store_unaligned(y, b, out);
   }
 }
 
 void quantize_row_f16_ref(const float* x, fp16_t* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = fp32_to_fp16(x[i]);
+  for (int64_t i = 0; i < n; ++i) store_unaligned(y, i, fp32_to_fp16(x[i]));
 }
 
 void quantize_row_bf16_ref(const float* x, bf16_t* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = fp32_to_bf16(x[i]);
+  for (int64_t i = 0; i < n; ++i) store_unaligned(y, i, fp32_to_bf16(x[i]));
 }
 
 void quantize_row_f32_ref(const float* x, float* y, int64_t n) {

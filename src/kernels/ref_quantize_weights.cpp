@@ -10,6 +10,7 @@
 #include "kernels/block_elements.h"
 #include "kernels/quant_fit.h"
 #include "kernels/ref.h"
+#include "kernels/unaligned.h"
 
 namespace les::kernels {
 namespace {
@@ -40,13 +41,15 @@ void quantize_symmetric_32(const float* x, Block* y, int64_t n, const float* imp
   for (int64_t b = 0; b < n / 32; ++b) {
     const float* xb = x + b * 32;
     const float d = fit::fit_symmetric(xb, group_weights(importance, b * 32), 32, levels, k);
-    y[b].d = fp32_to_fp16(d);
-    fit::codes_for_scale(xb, 32, dec16(y[b].d), levels, k);
+    Block out{};
+    out.d = fp32_to_fp16(d);
+    fit::codes_for_scale(xb, 32, dec16(out.d), levels, k);
     if constexpr (std::is_same_v<Block, block_q8_0>) {
-      for (int e = 0; e < 32; ++e) y[b].qs[e] = static_cast<int8_t>(fit::level_value(levels, k[e]));
+      for (int e = 0; e < 32; ++e) out.qs[e] = static_cast<int8_t>(fit::level_value(levels, k[e]));
     } else {
-      pack_nibbles(y[b], k);  // the stored nibble (and bit 4) is the level index
+      pack_nibbles(out, k);  // the stored nibble (and bit 4) is the level index
     }
+    store_unaligned(y, b, out);
   }
 }
 
@@ -57,10 +60,12 @@ void quantize_affine_32(const float* x, Block* y, int64_t n, const float* import
     const float* xb = x + b * 32;
     float d = 0, off = 0;
     fit::fit_affine(xb, group_weights(importance, b * 32), 32, qmax, false, q, d, off);
-    y[b].d = fp32_to_fp16(d);
-    y[b].m = fp32_to_fp16(off);
-    fit::codes_for_affine(xb, 32, dec16(y[b].d), dec16(y[b].m), qmax, q);
-    pack_nibbles(y[b], q);
+    Block out{};
+    out.d = fp32_to_fp16(d);
+    out.m = fp32_to_fp16(off);
+    fit::codes_for_affine(xb, 32, dec16(out.d), dec16(out.m), qmax, q);
+    pack_nibbles(out, q);
+    store_unaligned(y, b, out);
   }
 }
 
@@ -193,7 +198,7 @@ void quantize_row_q8_0_weights_ref(const float* x, block_q8_0* y, int64_t n, con
 void quantize_row_q2_K_ref(const float* x, block_q2_K* y, int64_t n, const float* importance) {
   int scales[16], mins[16], codes[kQKK];
   for (int64_t b = 0; b < n / kQKK; ++b) {
-    block_q2_K& out = y[b];
+    block_q2_K out{};
     quantize_k_affine(x + b * kQKK, group_weights(importance, b * kQKK), 16, 3, 15, out.d, out.dmin, scales, mins,
                       codes);
     for (int j = 0; j < 16; ++j) out.scales[j] = static_cast<uint8_t>(scales[j] | (mins[j] << 4));
@@ -202,13 +207,14 @@ void quantize_row_q2_K_ref(const float* x, block_q2_K* y, int64_t n, const float
       const int h = e / 128, r = e % 128;
       out.qs[32 * h + r % 32] |= static_cast<uint8_t>(codes[e] << (2 * (r / 32)));
     }
+    store_unaligned(y, b, out);
   }
 }
 
 void quantize_row_q3_K_ref(const float* x, block_q3_K* y, int64_t n, const float* importance) {
   int scales[16], codes[kQKK];
   for (int64_t b = 0; b < n / kQKK; ++b) {
-    block_q3_K& out = y[b];
+    block_q3_K out{};
     quantize_k_symmetric(x + b * kQKK, group_weights(importance, b * kQKK), 16, fit::contiguous_levels(-4, 3),
                          fit::contiguous_levels(-32, 31), out.d, scales, codes);
     std::memset(out.scales, 0, sizeof(out.scales));
@@ -229,37 +235,40 @@ void quantize_row_q3_K_ref(const float* x, block_q3_K* y, int64_t n, const float
       out.qs[32 * h + r % 32] |= static_cast<uint8_t>((k & 3) << (2 * (r / 32)));
       out.hmask[e % 32] |= static_cast<uint8_t>((k >> 2) << (4 * h + r / 32));
     }
+    store_unaligned(y, b, out);
   }
 }
 
 void quantize_row_q4_K_ref(const float* x, block_q4_K* y, int64_t n, const float* importance) {
   int scales[8], mins[8], codes[kQKK];
   for (int64_t b = 0; b < n / kQKK; ++b) {
-    block_q4_K& out = y[b];
+    block_q4_K out{};
     quantize_k_affine(x + b * kQKK, group_weights(importance, b * kQKK), 32, 15, 63, out.d, out.dmin, scales, mins,
                       codes);
     pack_k4_scales(scales, mins, out.scales);
     pack_k4_codes(codes, out.qs);
+    store_unaligned(y, b, out);
   }
 }
 
 void quantize_row_q5_K_ref(const float* x, block_q5_K* y, int64_t n, const float* importance) {
   int scales[8], mins[8], codes[kQKK];
   for (int64_t b = 0; b < n / kQKK; ++b) {
-    block_q5_K& out = y[b];
+    block_q5_K out{};
     quantize_k_affine(x + b * kQKK, group_weights(importance, b * kQKK), 32, 31, 63, out.d, out.dmin, scales, mins,
                       codes);
     pack_k4_scales(scales, mins, out.scales);
     pack_k4_codes(codes, out.qs);
     std::memset(out.qh, 0, sizeof(out.qh));
     for (int e = 0; e < kQKK; ++e) out.qh[e % 32] |= static_cast<uint8_t>((codes[e] >> 4) << (e / 32));
+    store_unaligned(y, b, out);
   }
 }
 
 void quantize_row_q6_K_ref(const float* x, block_q6_K* y, int64_t n, const float* importance) {
   int scales[16], codes[kQKK];
   for (int64_t b = 0; b < n / kQKK; ++b) {
-    block_q6_K& out = y[b];
+    block_q6_K out{};
     quantize_k_symmetric(x + b * kQKK, group_weights(importance, b * kQKK), 16, fit::contiguous_levels(-32, 31),
                          fit::contiguous_levels(-128, 127), out.d, scales, codes);
     for (int j = 0; j < 16; ++j) out.scales[j] = static_cast<int8_t>(scales[j]);
@@ -271,6 +280,7 @@ void quantize_row_q6_K_ref(const float* x, block_q6_K* y, int64_t n, const float
       out.ql[64 * h + 32 * (k % 2) + l] |= static_cast<uint8_t>((u & 0x0F) << (k < 2 ? 0 : 4));
       out.qh[32 * h + l] |= static_cast<uint8_t>((u >> 4) << (2 * k));
     }
+    store_unaligned(y, b, out);
   }
 }
 

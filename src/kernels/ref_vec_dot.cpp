@@ -3,6 +3,7 @@
 
 #include "kernels/block_elements.h"
 #include "kernels/ref.h"
+#include "kernels/unaligned.h"
 
 namespace les::kernels {
 
@@ -13,13 +14,13 @@ namespace {
 // Weight blocks of 32 against Q8_0 (isum * (dw * dx) per block).
 template <typename Block, typename CodeFn>
 float dot_32_q8_0(int64_t n, const void* vw, const void* vx, CodeFn code) {
-  const auto* w = static_cast<const Block*>(vw);
-  const auto* x = static_cast<const block_q8_0*>(vx);
   float acc = 0.0f;
   for (int64_t b = 0; b < n / 32; ++b) {
+    const Block wb = load_unaligned<Block>(vw, b);
+    const block_q8_0 xb = load_unaligned<block_q8_0>(vx, b);
     int32_t isum = 0;
-    for (int e = 0; e < 32; ++e) isum += code(w[b], e) * x[b].qs[e];
-    const float scale = fp16_to_fp32(w[b].d) * fp16_to_fp32(x[b].d);
+    for (int e = 0; e < 32; ++e) isum += code(wb, e) * xb.qs[e];
+    const float scale = fp16_to_fp32(wb.d) * fp16_to_fp32(xb.d);
     const float term = static_cast<float>(isum) * scale;
     acc += term;
   }
@@ -29,15 +30,15 @@ float dot_32_q8_0(int64_t n, const void* vw, const void* vx, CodeFn code) {
 // Affine weight blocks of 32 (d, m) against Q8_1: isum * (dw * dx) + mw * sx.
 template <typename Block, typename CodeFn>
 float dot_32_q8_1(int64_t n, const void* vw, const void* vx, CodeFn code) {
-  const auto* w = static_cast<const Block*>(vw);
-  const auto* x = static_cast<const block_q8_1*>(vx);
   float acc = 0.0f;
   for (int64_t b = 0; b < n / 32; ++b) {
+    const Block wb = load_unaligned<Block>(vw, b);
+    const block_q8_1 xb = load_unaligned<block_q8_1>(vx, b);
     int32_t isum = 0;
-    for (int e = 0; e < 32; ++e) isum += code(w[b], e) * x[b].qs[e];
-    const float scale = fp16_to_fp32(w[b].d) * fp16_to_fp32(x[b].d);
+    for (int e = 0; e < 32; ++e) isum += code(wb, e) * xb.qs[e];
+    const float scale = fp16_to_fp32(wb.d) * fp16_to_fp32(xb.d);
     const float term = static_cast<float>(isum) * scale;
-    const float min_term = fp16_to_fp32(w[b].m) * fp16_to_fp32(x[b].s);
+    const float min_term = fp16_to_fp32(wb.m) * fp16_to_fp32(xb.s);
     acc += term;
     acc += min_term;
   }
@@ -55,16 +56,16 @@ int32_t q8_K_bsum(const block_q8_K& x, int first, int count) {
 // then, for the formats with a dmin field, acc -= msum * (dx * dmin).
 template <typename Block, typename SumsFn>
 float dot_k_q8_K(int64_t n, const void* vw, const void* vx, SumsFn sums) {
-  const auto* w = static_cast<const Block*>(vw);
-  const auto* x = static_cast<const block_q8_K*>(vx);
   float acc = 0.0f;
   for (int64_t b = 0; b < n / kQKK; ++b) {
-    const KQuantBlockSums s = sums(w[b], x[b]);
-    const float d = x[b].d * fp16_to_fp32(w[b].d);
+    const Block wb = load_unaligned<Block>(vw, b);
+    const block_q8_K xb = load_unaligned<block_q8_K>(vx, b);
+    const KQuantBlockSums s = sums(wb, xb);
+    const float d = xb.d * fp16_to_fp32(wb.d);
     const float term = static_cast<float>(s.isum) * d;
     acc += term;
-    if constexpr (requires { w[b].dmin; }) {
-      const float dmin = x[b].d * fp16_to_fp32(w[b].dmin);
+    if constexpr (requires { wb.dmin; }) {
+      const float dmin = xb.d * fp16_to_fp32(wb.dmin);
       const float min_term = static_cast<float>(s.msum) * dmin;
       acc -= min_term;
     }
@@ -136,29 +137,27 @@ KQuantBlockSums block_sums_q6_K_q8_K_ref(const block_q6_K& w, const block_q8_K& 
 // ---- dot products ----
 
 void vec_dot_f32_ref(int64_t n, float* s, const void* w, const void* x) {
-  const auto* a = static_cast<const float*>(w);
-  const auto* b = static_cast<const float*>(x);
   double acc = 0.0;
-  for (int64_t i = 0; i < n; ++i) acc += static_cast<double>(a[i]) * static_cast<double>(b[i]);
+  for (int64_t i = 0; i < n; ++i) {
+    acc += static_cast<double>(load_unaligned<float>(w, i)) * static_cast<double>(load_unaligned<float>(x, i));
+  }
   *s = static_cast<float>(acc);
 }
 
 void vec_dot_f16_ref(int64_t n, float* s, const void* w, const void* x) {
-  const auto* a = static_cast<const fp16_t*>(w);
-  const auto* b = static_cast<const fp16_t*>(x);
   double acc = 0.0;
   for (int64_t i = 0; i < n; ++i) {
-    acc += static_cast<double>(fp16_to_fp32(a[i])) * static_cast<double>(fp16_to_fp32(b[i]));
+    acc += static_cast<double>(fp16_to_fp32(load_unaligned<fp16_t>(w, i))) *
+           static_cast<double>(fp16_to_fp32(load_unaligned<fp16_t>(x, i)));
   }
   *s = static_cast<float>(acc);
 }
 
 void vec_dot_bf16_ref(int64_t n, float* s, const void* w, const void* x) {
-  const auto* a = static_cast<const bf16_t*>(w);
-  const auto* b = static_cast<const bf16_t*>(x);
   double acc = 0.0;
   for (int64_t i = 0; i < n; ++i) {
-    acc += static_cast<double>(bf16_to_fp32(a[i])) * static_cast<double>(bf16_to_fp32(b[i]));
+    acc += static_cast<double>(bf16_to_fp32(load_unaligned<bf16_t>(w, i))) *
+           static_cast<double>(bf16_to_fp32(load_unaligned<bf16_t>(x, i)));
   }
   *s = static_cast<float>(acc);
 }
