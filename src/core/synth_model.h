@@ -5,9 +5,19 @@
 // A preset fixes the architecture's shape; the weights come from a seed via a
 // counter-based generator (element i of tensor t depends only on (seed, t, i)),
 // so any slice of any tensor can be generated independently, in parallel, and
-// bit-identically on every platform. Presets of real-model size can therefore
-// be written chunk by chunk without holding the model in memory (the writer
-// used today copies tensors; a streaming writer is the next step for them).
+// bit-identically on every platform. The file is written with the streaming
+// GGUF writer (core/gguf_stream_writer.h): threads generate row ranges and
+// write them in place, so presets of real-model size (qwen3-30b-a3b, ~13 GB)
+// never sit in memory.
+//
+// Two generators:
+//  - exact: every element drawn as below, then quantised row by row with the
+//    reference weight quantisers (slow for large files: ~10^8 elements/s).
+//  - block_pool (real-scale presets): a pool of 4096 quantised blocks per
+//    (type, block size, stddev) is made with the exact generator; block b of
+//    row r of a tensor is pool entry hash(seed, stream, r, b) % 4096. Values
+//    keep the distribution (including quantisation) at memcpy speed, so
+//    writing is disk-bound. F32 tensors (norms, routers) stay exact.
 //
 // qwen3moe tensors (ggml ne order, ne0 contiguous; see shared/fixtures README
 // "trained" section):
@@ -27,6 +37,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +63,12 @@ struct SynthPreset {
   int32_t n_vocab_max = 0;   // upper bound for the learned vocab (the file holds the actual size)
   float rope_freq_base = 10000.0f;
   float rms_eps = 1e-6f;
+  int32_t n_vocab_pad = 0;   // pad the learned vocab with <unused_N> tokens up to this size (real-size embeddings); 0 = none
+  // Defaults `les synth` uses when --type / --expert-type / --output-type are not given.
+  GgmlType default_type = GgmlType::F16;         // attention, token_embd
+  GgmlType default_expert_type = GgmlType::F16;  // ffn_{gate,up,down}_exps
+  GgmlType default_output_type = GgmlType::F16;  // output.weight
+  bool default_block_pool = false;               // default generator (see above)
 };
 
 // Names of the known presets, e.g. {"tiny"}.
@@ -65,13 +83,27 @@ Result<SynthPreset> synth_preset(std::string_view name);
 inline constexpr const char* kSynthVersionKey = "les.synth.version";
 inline constexpr uint64_t kSynthVersion = 1;
 
+enum class SynthGenerator { exact, block_pool };
+
 struct SynthOptions {
   // Type of the 2-D/3-D weight matrices (norms and routers stay F32): F32, F16, or a
   // quantised type through the kernels' reference weight quantisers (Q8_0, Q6_K,
   // Q5_K, Q4_K, Q3_K, Q4_0; K-quants need rows that are multiples of 256).
   GgmlType type = GgmlType::F16;
+  std::optional<GgmlType> expert_type;  // ffn_{gate,up,down}_exps; default `type`
+  std::optional<GgmlType> output_type;  // output.weight; default `type`
+  SynthGenerator generator = SynthGenerator::exact;
   uint64_t seed = 1234;           // weight seed
   int n_threads = 0;              // generation threads; 0 = hardware_concurrency. The bytes do not depend on it.
+  // Called from the writing threads (serialised) with tensor-data bytes written so far and in total.
+  std::function<void(uint64_t done, uint64_t total)> progress;
+};
+
+// Matrix types of a synthetic model by role.
+struct SynthTypes {
+  GgmlType matrix = GgmlType::F16;  // token_embd, attention
+  GgmlType expert = GgmlType::F16;  // ffn_{gate,up,down}_exps
+  GgmlType output = GgmlType::F16;  // output.weight
 };
 
 // How a tensor's values are drawn.
@@ -92,6 +124,8 @@ struct SynthTensor {
 // weight matrices of `weight_type`. Pure; a streaming writer can use it to
 // lay out the header before any data exists.
 std::vector<SynthTensor> synth_tensor_plan(const SynthPreset& preset, GgmlType weight_type, int64_t n_vocab);
+// Same with types by role.
+std::vector<SynthTensor> synth_tensor_plan(const SynthPreset& preset, const SynthTypes& types, int64_t n_vocab);
 
 // Summary of a written file, for logs.
 struct SynthInfo {
