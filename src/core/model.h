@@ -30,6 +30,13 @@ class GgufFile;
 struct ModelParams {
   int n_threads = 0;      // 0 = hardware_concurrency
   bool use_mmap = true;   // must be true: weights are views into the mapping
+  // Routed expert weights stay in the file: their pages of the mapping are
+  // advised MADV_RANDOM and dropped (MADV_DONTNEED) and never read by the
+  // model; a streaming ExpertSource (src/sched) reads them through the I/O
+  // reactor. resident_experts() then returns a source whose get() fails with
+  // invalid_argument naming this option, so a Context without a streaming
+  // source errors instead of faulting the expert pages in.
+  bool stream_experts = false;
 };
 
 // How an architecture computes its layers (resolved from arch + metadata at load).
@@ -104,7 +111,7 @@ class Model {
   Hparams hp_;
   ArchConfig cfg_;
   ModelWeights w_;
-  std::unique_ptr<ResidentExpertSource> experts_;
+  std::unique_ptr<ExpertSource> experts_;
   std::unique_ptr<Tokenizer> tokenizer_;
 };
 

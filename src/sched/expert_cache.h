@@ -1,0 +1,167 @@
+// ExpertCache: fixed-size slots for routed experts inside a byte budget, with
+// pinning handles and an eviction policy.
+//
+// Memory: one anonymous mapping reserves (without committing) a slot for every
+// (layer, expert); only the first n_slots() are used, so RSS grows only as
+// slots are filled. Slots are also the read buffers: the reactor reads expert
+// bytes straight into them (aligned for O_DIRECT). set_budget() can shrink the
+// cache at run time: slots past the new count are emptied and their pages
+// returned to the OS at once (MADV_DONTNEED); a slot still pinned or being
+// filled is emptied the moment it is unpinned / its read completes.
+//
+// Budget: budget_bytes = reserved_bytes (the scheduler's scratch) + n_slots *
+// slot_bytes; the minimum accepted is reserved_bytes + min_slots * slot_bytes
+// (min_slots = n_expert_used: one layer's selected experts pinned at once).
+//
+// Slot life: empty -> claim() -> filling (the owner reads into it) ->
+// fill_done(ok) -> ready (or empty on failure). pin() marks a use and keeps the
+// slot from eviction until its ExpertHandle is released.
+//
+// Eviction (victim among ready, unpinned slots; empty slots are taken first):
+//   lru        least recently used (claim and pin count as uses),
+//   lfu_aged   smallest frequency score; each (layer, expert) keeps a score
+//              across evictions, +1 per use, halved every `half_life_tokens`
+//              tokens (advance_token()); ties to the least recently used.
+// Under both, a slot filled by a prefetch and not yet used is protected during
+// the token it was prefetched in and the next one (so a lookahead read is not
+// evicted by the next one before its layer runs).
+//
+// Thread-safety: thread-compatible (the scheduler's thread). Handles must be
+// released before the cache is destroyed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/status.h"
+
+namespace les::sched {
+
+enum class EvictionPolicy { lru, lfu_aged };
+const char* eviction_policy_name(EvictionPolicy p) noexcept;
+// "lru" or "lfu" / "lfu_aged". Errors: invalid_argument listing the names.
+Result<EvictionPolicy> parse_eviction_policy(const std::string& name);
+
+struct ExpertCacheParams {
+  int32_t n_layer = 0;
+  int32_t n_expert = 0;
+  size_t slot_bytes = 0;       // multiple of `alignment`
+  size_t alignment = 4096;     // slot start alignment (O_DIRECT)
+  int32_t min_slots = 1;       // n_expert_used
+  size_t reserved_bytes = 0;   // budget share kept for scratch outside the slots
+  size_t budget_bytes = 0;
+  EvictionPolicy policy = EvictionPolicy::lfu_aged;
+  double half_life_tokens = 16.0;
+};
+
+class ExpertCache;
+
+// Pins one slot while compute reads it. Move-only; unpins exactly once (on
+// release() or destruction). An empty handle (default, moved-from, released)
+// holds nothing.
+class ExpertHandle {
+ public:
+  ExpertHandle() = default;
+  ExpertHandle(ExpertHandle&& o) noexcept : cache_(o.cache_), slot_(o.slot_) { o.cache_ = nullptr; o.slot_ = -1; }
+  ExpertHandle& operator=(ExpertHandle&& o) noexcept;
+  ExpertHandle(const ExpertHandle&) = delete;
+  ExpertHandle& operator=(const ExpertHandle&) = delete;
+  ~ExpertHandle() { release(); }
+
+  void release() noexcept;
+  bool empty() const noexcept { return cache_ == nullptr; }
+  int32_t slot() const noexcept { return slot_; }
+
+ private:
+  friend class ExpertCache;
+  ExpertHandle(ExpertCache* c, int32_t slot) : cache_(c), slot_(slot) {}
+  ExpertCache* cache_ = nullptr;
+  int32_t slot_ = -1;
+};
+
+enum class SlotState : uint8_t { empty, filling, ready };
+
+struct ExpertCacheCounters {
+  uint64_t evictions = 0;
+  uint64_t prefetched_unused_evictions = 0;  // slots filled by prefetch evicted before any use
+};
+
+class ExpertCache {
+ public:
+  // The smallest budget these parameters accept.
+  static size_t min_budget_bytes(const ExpertCacheParams& p) noexcept;
+  // Errors: invalid_argument (bad sizes; budget below the minimum, the message
+  // names the minimum in bytes and MiB), out_of_memory (the reservation failed).
+  static Result<std::unique_ptr<ExpertCache>> create(const ExpertCacheParams& p);
+  ~ExpertCache();
+  ExpertCache(const ExpertCache&) = delete;
+  ExpertCache& operator=(const ExpertCache&) = delete;
+
+  // Changes the budget; shrinking empties the slots past the new count at once
+  // (pinned/filling ones as soon as they are released). Errors: invalid_argument
+  // (below the minimum; nothing changes).
+  Status set_budget(size_t budget_bytes);
+  size_t budget_bytes() const noexcept { return budget_; }
+  int32_t n_slots() const noexcept { return n_slots_; }
+  size_t slot_bytes() const noexcept { return p_.slot_bytes; }
+
+  // The slot holding (or filling) (layer, expert), or -1.
+  int32_t lookup(int32_t layer, int32_t expert) const noexcept;
+  SlotState state(int32_t slot) const noexcept { return slots_[static_cast<size_t>(slot)].state; }
+  std::byte* slot_data(int32_t slot) const noexcept { return base_ + static_cast<size_t>(slot) * p_.slot_bytes; }
+  bool was_prefetched_unused(int32_t slot) const noexcept { return slots_[static_cast<size_t>(slot)].prefetched_unused; }
+
+  // A slot for (layer, expert), evicting a victim, now `filling`; nullopt when
+  // every usable slot is pinned, filling or protected. Precondition: lookup() == -1.
+  // *evicted_unused_layer (if given) is set to the layer of a victim that a
+  // prefetch filled and nothing used, else -1.
+  std::optional<int32_t> claim(int32_t layer, int32_t expert, bool prefetch, int32_t* evicted_unused_layer = nullptr);
+  // The read into a filling slot finished: ready, or empty when !ok.
+  void fill_done(int32_t slot, bool ok);
+  // Marks a use of the slot (policy bookkeeping) and pins it. Precondition: not empty.
+  ExpertHandle pin(int32_t slot);
+  // One decode step / batch passed (ageing of lfu_aged scores, prefetch protection).
+  void advance_token() noexcept { ++token_; }
+
+  int32_t n_pinned() const noexcept;
+  int32_t n_filling() const noexcept;
+  const ExpertCacheCounters& counters() const noexcept { return counters_; }
+  EvictionPolicy policy() const noexcept { return p_.policy; }
+
+ private:
+  friend class ExpertHandle;
+  struct Slot {
+    SlotState state = SlotState::empty;
+    int32_t key = -1;  // layer * n_expert + expert
+    int32_t pins = 0;
+    uint64_t last_use = 0;
+    uint64_t prefetch_token = 0;
+    bool prefetched_unused = false;
+  };
+  explicit ExpertCache(const ExpertCacheParams& p) : p_(p) {}
+  void unpin(int32_t slot) noexcept;
+  void drop(int32_t slot) noexcept;       // empties a slot (unmaps its key)
+  void discard_pages(int32_t slot) noexcept;
+  double score(int32_t key) const noexcept;
+  void note_use(int32_t slot) noexcept;
+
+  ExpertCacheParams p_;
+  size_t budget_ = 0;
+  int32_t n_slots_ = 0;
+  int32_t capacity_ = 0;  // reserved slots (n_layer * n_expert)
+  std::byte* base_ = nullptr;
+  size_t mapped_bytes_ = 0;
+  std::vector<Slot> slots_;
+  std::vector<int32_t> key_slot_;   // key -> slot or -1
+  std::vector<double> freq_;        // key -> score at freq_token_
+  std::vector<uint64_t> freq_token_;
+  uint64_t clock_ = 0;
+  uint64_t token_ = 0;
+  ExpertCacheCounters counters_;
+};
+
+}  // namespace les::sched

@@ -1,0 +1,384 @@
+#include "sched/streaming_expert_source.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/gguf_reader.h"
+#include "kernels/ops.h"
+
+namespace les::sched {
+namespace {
+
+constexpr size_t kAlignment = 4096;
+
+double seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+int32_t resolve_c(const Model& m, int32_t c) {
+  const int32_t k = m.hparams().n_expert_used;
+  if (c < 0) return std::min(k + 2, std::min(2 * k, m.hparams().n_expert));
+  return c;
+}
+
+// The scratch share does not depend on c (sized for c = 2k), so one minimum
+// holds for every candidate count.
+ExpertCacheParams cache_params(const Model& m, const StreamingParams& p, const SlotLayout& layout) {
+  const Hparams& hp = m.hparams();
+  ExpertCacheParams cp;
+  cp.n_layer = hp.n_layer;
+  cp.n_expert = hp.n_expert;
+  cp.slot_bytes = layout.slot_bytes();
+  cp.alignment = kAlignment;
+  cp.min_slots = hp.n_expert_used;
+  // Scheduler scratch: predictor logits (n_batch x n_expert floats), the stored
+  // predictions (n_layer x n_batch x c ids), per-slot/per-key tables.
+  const size_t nb = static_cast<size_t>(std::max(p.n_batch_max, 1));
+  const size_t keys = static_cast<size_t>(hp.n_layer) * static_cast<size_t>(hp.n_expert);
+  cp.reserved_bytes = nb * static_cast<size_t>(hp.n_expert) * sizeof(float) +
+                      static_cast<size_t>(hp.n_layer) * nb * static_cast<size_t>(2 * hp.n_expert_used) *
+                          sizeof(int32_t) +
+                      nb * static_cast<size_t>(hp.n_embd) * sizeof(float) + keys * 96;
+  cp.budget_bytes = p.budget_bytes;
+  cp.policy = p.policy;
+  cp.half_life_tokens = p.half_life_tokens;
+  return cp;
+}
+
+}  // namespace
+
+Result<size_t> StreamingExpertSource::min_budget_bytes(const Model& model, const StreamingParams& params) {
+  LES_ASSIGN_OR_RETURN(SlotLayout layout, SlotLayout::from_model(model, kAlignment));
+  return ExpertCache::min_budget_bytes(cache_params(model, params, layout));
+}
+
+StreamingExpertSource::StreamingExpertSource(const Model& model, const StreamingParams& p, SlotLayout layout,
+                                             int32_t c)
+    : model_(model), p_(p), layout_(std::move(layout)), c_(c), predictor_(model, std::max(c, 1)) {}
+
+StreamingExpertSource::~StreamingExpertSource() {
+  cur_.clear();  // unpin before the cache goes
+  if (backend_) backend_->cancel_all();
+}
+
+Result<std::unique_ptr<StreamingExpertSource>> StreamingExpertSource::create(const Model& model,
+                                                                             const StreamingParams& params,
+                                                                             std::unique_ptr<io::IoBackend> backend) {
+  const Hparams& hp = model.hparams();
+  const int32_t c = resolve_c(model, params.prefetch_c);
+  const int32_t k = hp.n_expert_used;
+  if (c != 0 && (c < k || c > 2 * k || c > hp.n_expert))
+    return invalid_argument_error("prefetch candidates c = " + std::to_string(c) + " outside [k, 2k] = [" +
+                                  std::to_string(k) + ", " + std::to_string(std::min(2 * k, hp.n_expert)) +
+                                  "] (0 disables lookahead)");
+  LES_ASSIGN_OR_RETURN(SlotLayout layout, SlotLayout::from_model(model, kAlignment));
+  const ExpertCacheParams cp = cache_params(model, params, layout);
+  std::unique_ptr<StreamingExpertSource> s(new StreamingExpertSource(model, params, std::move(layout), c));
+  LES_ASSIGN_OR_RETURN(s->cache_, ExpertCache::create(cp));
+  if (!backend) {
+    io::IoOptions io;
+    io.queue_depth = params.queue_depth;
+    io.use_direct_io = params.use_direct_io;
+    io.direct_alignment = static_cast<uint32_t>(kAlignment);
+    LES_ASSIGN_OR_RETURN(backend, io::create_io_backend(params.io, io));
+  }
+  s->backend_ = std::move(backend);
+  s->backend_name_ = s->backend_->name();
+  LES_ASSIGN_OR_RETURN(s->file_, s->backend_->open_file(model.file().path()));
+  const size_t cap = static_cast<size_t>(hp.n_layer) * static_cast<size_t>(hp.n_expert);
+  s->parts_left_.assign(cap, 0);
+  s->slot_error_.resize(cap);
+  s->pred_.resize(static_cast<size_t>(hp.n_layer));
+  s->batch_.layers.resize(static_cast<size_t>(hp.n_layer));
+  s->last_.layers.resize(static_cast<size_t>(hp.n_layer));
+  s->total_.layers.resize(static_cast<size_t>(hp.n_layer));
+  s->idle_since_ = Clock::now();
+  return s;
+}
+
+void StreamingExpertSource::reset_stats() {
+  const size_t L = total_.layers.size();
+  total_ = SchedStats();
+  last_ = SchedStats();
+  total_.layers.resize(L);
+  last_.layers.resize(L);
+}
+
+StreamingExpertSource::Want* StreamingExpertSource::find_want(int32_t expert) {
+  if (expert < 0) return nullptr;
+  for (Want& w : cur_)
+    if (w.expert == expert) return &w;
+  return nullptr;
+}
+
+void StreamingExpertSource::note_submitted(size_t n) {
+  if (outstanding_ == 0 && in_batch_) batch_.io_idle_s += seconds(Clock::now() - idle_since_);
+  outstanding_ += n;
+}
+
+Status StreamingExpertSource::submit_expert(int32_t layer, int32_t expert, int32_t slot, bool prefetch) {
+  auto reads = layout_.reads(layer, expert);
+  if (!reads.ok()) {
+    cache_->fill_done(slot, false);
+    return reads.status();
+  }
+  std::byte* base = cache_->slot_data(slot);
+  reqs_.clear();
+  uint64_t bytes = 0;
+  for (size_t p = 0; p < reads->n_reads; ++p) {
+    io::ReadRequest r;
+    r.tag = static_cast<uint64_t>(slot) * 4 + p;
+    r.file = file_;
+    r.offset = reads->reads[p].file_offset;
+    r.length = reads->reads[p].length;
+    r.dst = base + reads->reads[p].slot_offset;
+    reqs_.push_back(r);
+    bytes += r.length;
+  }
+  Status st = backend_->submit(reqs_);
+  if (!st.ok()) {
+    cache_->fill_done(slot, false);
+    return st.with_context("reading expert " + std::to_string(expert) + " of layer " + std::to_string(layer));
+  }
+  parts_left_[static_cast<size_t>(slot)] = static_cast<int32_t>(reqs_.size());
+  slot_error_[static_cast<size_t>(slot)] = Status();
+  note_submitted(reqs_.size());
+  batch_.bytes_read += bytes;
+  batch_.reads_issued += reqs_.size();
+  (prefetch ? batch_.prefetch_experts : batch_.demand_experts) += 1;
+  return Status();
+}
+
+void StreamingExpertSource::on_complete(const io::ReadCompletion& c) {
+  const int32_t slot = static_cast<int32_t>(c.tag / 4);
+  if (outstanding_ > 0 && --outstanding_ == 0) idle_since_ = Clock::now();
+  if (slot < 0 || static_cast<size_t>(slot) >= parts_left_.size() || parts_left_[static_cast<size_t>(slot)] <= 0)
+    return;
+  Status& err = slot_error_[static_cast<size_t>(slot)];
+  if (!c.status.ok() && err.ok()) err = c.status;
+  if (--parts_left_[static_cast<size_t>(slot)] > 0) return;
+  const bool ok = err.ok();
+  if (!ok) {
+    ++batch_.read_errors;
+    for (Want& w : cur_)
+      if (w.slot == slot) {
+        w.error = err.with_context("expert " + std::to_string(w.expert) + " of layer " + std::to_string(cur_layer_));
+        w.handle.release();
+        w.slot = -1;
+      }
+  }
+  cache_->fill_done(slot, ok);
+  err = Status();
+}
+
+Status StreamingExpertSource::pump(bool wait) {
+  comps_.clear();
+  const auto t0 = Clock::now();
+  Status st = backend_->reap(wait ? 1 : 0, wait ? io::kWaitForever : std::chrono::nanoseconds(0), comps_);
+  if (wait) batch_.io_wait_s += seconds(Clock::now() - t0);
+  for (const io::ReadCompletion& c : comps_) on_complete(c);
+  return st;
+}
+
+Status StreamingExpertSource::issue_queued() {
+  for (Want& w : cur_) {
+    if (w.expert < 0 || w.slot >= 0 || !w.error.ok()) continue;  // done, has a slot, or failed
+    int32_t unused_layer = -1;
+    std::optional<int32_t> slot = cache_->claim(cur_layer_, w.expert, false, &unused_layer);
+    if (!slot) return Status();
+    if (unused_layer >= 0) batch_.prefetch_unused_bytes += layout_.expert_bytes(unused_layer);
+    w.slot = *slot;
+    w.handle = cache_->pin(*slot);
+    Status st = submit_expert(cur_layer_, w.expert, *slot, false);
+    if (!st.ok()) {
+      w.handle.release();
+      w.slot = -1;
+      w.error = st;
+    }
+  }
+  return Status();
+}
+
+Status StreamingExpertSource::prepare(int32_t layer, std::span<const int32_t> experts) {
+  if (!layout_.layer_has_experts(layer))
+    return invalid_argument_error("streaming: layer " + std::to_string(layer) + " has no routed experts");
+  if (cur_layer_ >= 0) release(cur_layer_);
+  cur_layer_ = layer;
+  LayerSchedStats& ls = batch_.layers[static_cast<size_t>(layer)];
+  for (int32_t e : experts) {
+    if (e < 0 || e >= layout_.n_expert()) {
+      release(layer);
+      return invalid_argument_error("streaming: expert " + std::to_string(e) + " of layer " + std::to_string(layer) +
+                                    " out of range");
+    }
+    Want w;
+    w.expert = e;
+    const int32_t slot = cache_->lookup(layer, e);
+    if (slot >= 0) {
+      (cache_->state(slot) == SlotState::ready ? ls.hits : ls.inflight_hits) += 1;
+      w.slot = slot;
+      w.handle = cache_->pin(slot);
+    } else {
+      ++ls.misses;
+    }
+    cur_.push_back(std::move(w));
+  }
+  return issue_queued();
+}
+
+void StreamingExpertSource::score_prediction(const Routing& r) {
+  Prediction& p = pred_[static_cast<size_t>(r.layer)];
+  if (!p.valid) return;
+  const int64_t first = n_batch_rows_ - r.n_tokens;
+  const int64_t b0 = std::max(first, p.row0), b1 = std::min(n_batch_rows_, p.row0 + p.rows);
+  LayerSchedStats& ls = batch_.layers[static_cast<size_t>(r.layer)];
+  const int32_t k = r.n_expert_used, c = predictor_.c();
+  for (int64_t b = b0; b < b1; ++b) {
+    const int32_t* a = r.selected + (b - first) * k;
+    const int32_t* q = p.ids.data() + (b - p.row0) * c;
+    for (int32_t i = 0; i < k; ++i) ls.pred_hits += std::find(q, q + c, a[i]) != q + c;
+    ls.pred_actual += static_cast<uint64_t>(k);
+    ls.pred_predicted += static_cast<uint64_t>(c);
+  }
+  p.valid = false;
+}
+
+void StreamingExpertSource::prefetch(int32_t layer, const std::vector<int32_t>& ids) {
+  if (!layout_.layer_has_experts(layer)) return;
+  for (const Want& w : cur_)
+    if (w.expert >= 0 && w.slot < 0 && w.error.ok()) return;  // demand reads wait for slots: no prefetch now
+  int32_t room = cache_->n_slots() - cache_->n_pinned() - cache_->n_filling();
+  for (int32_t e : ids) {
+    if (room <= 0) break;
+    if (cache_->lookup(layer, e) >= 0) continue;
+    int32_t unused_layer = -1;
+    std::optional<int32_t> slot = cache_->claim(layer, e, true, &unused_layer);
+    if (!slot) break;
+    if (unused_layer >= 0) batch_.prefetch_unused_bytes += layout_.expert_bytes(unused_layer);
+    if (!submit_expert(layer, e, *slot, true).ok()) break;
+    --room;
+  }
+}
+
+void StreamingExpertSource::observe_routing(const Routing& r) {
+  if (r.layer < 0 || r.layer >= layout_.n_layer()) return;
+  score_prediction(r);
+  const int32_t next = r.layer + 1;
+  if (next >= layout_.n_layer() || !layout_.layer_has_experts(next)) return;
+  Prediction& p = pred_[static_cast<size_t>(next)];
+  if (c_ == 0 || !predictor_.predict(next, r.router_input, r.n_tokens, p.ids).ok()) return;
+  p.row0 = n_batch_rows_ - r.n_tokens;
+  p.rows = r.n_tokens;
+  p.valid = true;
+  // The last layer computes only the last row unless every row's logits are
+  // wanted: prefetch for that row alone.
+  const int64_t first_row = next == layout_.n_layer() - 1 ? r.n_tokens - 1 : 0;
+  prefetch(next, ExpertPredictor::by_votes(p.ids, predictor_.c(), layout_.n_expert(), first_row));
+}
+
+Result<size_t> StreamingExpertSource::next_ready(int32_t layer, std::span<const int32_t> pending) {
+  if (layer != cur_layer_) return invalid_argument_error("next_ready: layer " + std::to_string(layer) + " not prepared");
+  for (;;) {
+    LES_RETURN_IF_ERROR(pump(false));
+    LES_RETURN_IF_ERROR(issue_queued());
+    bool queued = false;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      Want* w = find_want(pending[i]);
+      if (w == nullptr)
+        return invalid_argument_error("next_ready: expert " + std::to_string(pending[i]) + " of layer " +
+                                      std::to_string(layer) + " was not prepared");
+      if (!w->error.ok()) return w->error;
+      if (w->slot < 0) {
+        queued = true;
+        continue;
+      }
+      if (cache_->state(w->slot) == SlotState::ready) return i;
+    }
+    if (outstanding_ == 0 && backend_->outstanding() == 0) {
+      return internal_error(std::string("streaming: no expert of layer ") + std::to_string(layer) +
+                            " can become ready (" + (queued ? "no slot free" : "no read in flight") + ")");
+    }
+    LES_RETURN_IF_ERROR(pump(true));
+  }
+}
+
+Result<ExpertMatrices> StreamingExpertSource::get(int32_t layer, int32_t expert) {
+  if (layer != cur_layer_) return invalid_argument_error("streaming get: layer " + std::to_string(layer) + " not prepared");
+  const int32_t one[1] = {expert};
+  LES_ASSIGN_OR_RETURN(size_t idx, next_ready(layer, one));
+  (void)idx;
+  Want* w = find_want(expert);
+  return layout_.matrices(layer, expert, cache_->slot_data(w->slot));
+}
+
+void StreamingExpertSource::done(int32_t layer, int32_t expert) {
+  if (layer != cur_layer_) return;
+  if (Want* w = find_want(expert)) {
+    w->handle.release();
+    w->slot = -1;
+    w->expert = -1;
+  }
+}
+
+void StreamingExpertSource::release(int32_t layer) {
+  (void)layer;
+  cur_.clear();  // handles unpin
+  cur_layer_ = -1;
+}
+
+void StreamingExpertSource::begin_batch(int64_t n_tokens) {
+  if (in_batch_) end_batch();  // the previous batch failed midway
+  in_batch_ = true;
+  n_batch_rows_ = n_tokens;
+  batch_start_ = Clock::now();
+  if (outstanding_ == 0) idle_since_ = batch_start_;
+  cache_->advance_token();
+  for (size_t l = 0; l < pred_.size(); ++l)
+    if (l != 0 || p_.layer0 != Layer0Lookahead::final_hidden) pred_[l].valid = false;
+}
+
+void StreamingExpertSource::end_batch() {
+  if (!in_batch_) return;
+  const auto now = Clock::now();
+  if (outstanding_ == 0) batch_.io_idle_s += seconds(now - idle_since_);
+  idle_since_ = now;
+  batch_.wall_s += seconds(now - batch_start_);
+  batch_.batches = 1;
+  batch_.tokens = static_cast<uint64_t>(n_batch_rows_);
+  total_.add(batch_);
+  last_ = batch_;
+  const size_t L = batch_.layers.size();
+  batch_ = SchedStats();
+  batch_.layers.resize(L);
+  in_batch_ = false;
+}
+
+void StreamingExpertSource::observe_embeddings(const float* x, int64_t n_tokens, int64_t n_embd) {
+  begin_batch(n_tokens);
+  if (c_ == 0 || p_.layer0 != Layer0Lookahead::embeddings || !layout_.layer_has_experts(0)) return;
+  const LayerWeights& l0 = model_.weights().layers[0];
+  u0_.resize(static_cast<size_t>(n_tokens * n_embd));
+  for (int64_t t = 0; t < n_tokens; ++t)
+    ops::rms_norm(x + t * n_embd, reinterpret_cast<const float*>(l0.ffn_norm.data), n_embd, model_.hparams().rms_eps,
+                  u0_.data() + t * n_embd);
+  Prediction& p = pred_[0];
+  if (!predictor_.predict(0, u0_.data(), n_tokens, p.ids).ok()) return;
+  p.row0 = 0;
+  p.rows = n_tokens;
+  p.valid = true;
+  prefetch(0, ExpertPredictor::by_votes(p.ids, predictor_.c(), layout_.n_expert()));
+}
+
+void StreamingExpertSource::observe_output_hidden(const float* h, int64_t n_embd) {
+  (void)n_embd;
+  if (c_ != 0 && p_.layer0 == Layer0Lookahead::final_hidden && layout_.layer_has_experts(0)) {
+    Prediction& p = pred_[0];
+    if (predictor_.predict(0, h, 1, p.ids).ok()) {
+      p.row0 = 0;
+      p.rows = 1;
+      p.valid = true;
+      prefetch(0, ExpertPredictor::by_votes(p.ids, predictor_.c(), layout_.n_expert()));
+    }
+  }
+  end_batch();
+}
+
+}  // namespace les::sched

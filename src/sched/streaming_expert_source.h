@@ -1,0 +1,159 @@
+// StreamingExpertSource: the LES scheduler. An ExpertSource that keeps routed
+// experts in an ExpertCache inside a memory budget, reads missing ones through
+// the I/O reactor (src/io), prefetches the lookahead predictor's candidates one
+// layer ahead, and hands experts to the MoE layer in the order their bytes
+// arrive (ready-first).
+//
+// Per MoE layer l of a batch (see DESIGN.md "One decode step"):
+//   prepare(l, E_l)      pins cached experts, claims slots and submits demand
+//                        reads for the missing ones at once (queued when every
+//                        slot is pinned: prefill with a small budget);
+//   observe_routing(l)   records predictor recall for l, then scores
+//                        router_{l+1} · u_l, takes each token's top-c and
+//                        submits reads for candidates not cached (prefetch,
+//                        behind the demand reads; capped at the unpinned slots);
+//   next_ready / get     returns an expert whose bytes are in (waits on the
+//                        reactor only when none is; the wait is timed);
+//   done / release       unpin, so slots can be reused within the layer.
+// Layer 0 of the next step is predicted at the end of a batch from the final
+// hidden state (or from the next batch's token embeddings; StreamingParams).
+// Prefill: a chunk's layer reads each of its experts at most once (the MoE
+// layer batches all tokens routed to an expert into one matmul).
+//
+// Results are bit-identical to the resident source: the bytes are the file's,
+// and the MoE layer accumulates per (token, slot) in slot order.
+//
+// Errors: a failed read (EIO, file truncated) fails the decode that needed it
+// with an io Status naming the expert; the source stays usable (the slot is
+// emptied and a later use reads it again).
+//
+// Thread-safety: thread-compatible: one Context (thread) at a time. The model
+// must outlive the source; the source must outlive its use by a Context.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/expert_source.h"
+#include "core/model.h"
+#include "io/io_backend.h"
+#include "io/io_factory.h"
+#include "sched/expert_cache.h"
+#include "sched/slot_layout.h"
+#include "sched/expert_predictor.h"
+#include "sched/sched_stats.h"
+
+namespace les::sched {
+
+// Where layer 0's lookahead comes from.
+enum class Layer0Lookahead {
+  none,          // demand reads only for layer 0
+  final_hidden,  // router_0 · (last token's output_norm(x)) at the end of a batch
+  embeddings,    // router_0 · RMSNorm(token embedding)·ffn_norm_0 at the start of a batch
+};
+
+struct StreamingParams {
+  size_t budget_bytes = 0;            // expert slots + scheduler scratch (see ExpertCache)
+  int32_t prefetch_c = -1;            // candidates per token: -1 = n_expert_used + 2 (clamped to 2k);
+                                      // 0 = no lookahead (on-demand reads only); else k <= c <= 2k
+  EvictionPolicy policy = EvictionPolicy::lfu_aged;
+  double half_life_tokens = 16.0;     // lfu_aged ageing
+  Layer0Lookahead layer0 = Layer0Lookahead::final_hidden;
+  io::IoBackendKind io = io::IoBackendKind::automatic;
+  uint32_t queue_depth = 64;
+  bool use_direct_io = true;
+  int32_t n_batch_max = 512;          // sizes the scratch counted in the budget
+};
+
+class StreamingExpertSource final : public ExpertSource {
+ public:
+  // The smallest budget `params` accept for `model` (bytes).
+  // Errors: as create (layout).
+  static Result<size_t> min_budget_bytes(const Model& model, const StreamingParams& params);
+  // Opens model.file().path() on a new reactor (or on `backend` when given:
+  // tests, fault injection) and allocates the cache. Errors: invalid_argument
+  // (budget below the minimum: the message names it; c outside [k, 2k]),
+  // unsupported (no routed experts; backend unavailable), io (cannot open).
+  static Result<std::unique_ptr<StreamingExpertSource>> create(const Model& model, const StreamingParams& params,
+                                                               std::unique_ptr<io::IoBackend> backend = nullptr);
+  ~StreamingExpertSource() override;
+
+  // ExpertSource
+  Status prepare(int32_t layer, std::span<const int32_t> experts) override;
+  Result<ExpertMatrices> get(int32_t layer, int32_t expert) override;
+  void release(int32_t layer) override;
+  void observe_routing(const Routing& r) override;
+  Result<size_t> next_ready(int32_t layer, std::span<const int32_t> pending) override;
+  void done(int32_t layer, int32_t expert) override;
+  void observe_embeddings(const float* x, int64_t n_tokens, int64_t n_embd) override;
+  void observe_output_hidden(const float* h, int64_t n_embd) override;
+
+  // Lowers (or raises) the budget at run time; the cache shrinks at once.
+  // Errors: invalid_argument below the minimum (nothing changes).
+  Status set_budget(size_t budget_bytes) { return cache_->set_budget(budget_bytes); }
+  size_t budget_bytes() const noexcept { return cache_->budget_bytes(); }
+  int32_t n_slots() const noexcept { return cache_->n_slots(); }
+  int32_t prefetch_c() const noexcept { return c_; }
+  const std::string& backend_name() const noexcept { return backend_name_; }
+  const SlotLayout& layout() const noexcept { return layout_; }
+
+  // Totals over finished batches, and the last finished batch alone.
+  const SchedStats& stats() const noexcept { return total_; }
+  const SchedStats& last_batch_stats() const noexcept { return last_; }
+  void reset_stats();
+
+ private:
+  struct Want {
+    int32_t expert = -1;
+    int32_t slot = -1;      // -1: queued (no slot yet) or failed
+    ExpertHandle handle;
+    Status error;
+  };
+  struct Prediction {
+    std::vector<int32_t> ids;  // rows x c
+    int64_t row0 = 0, rows = 0;
+    bool valid = false;
+  };
+  using Clock = std::chrono::steady_clock;
+
+  StreamingExpertSource(const Model& model, const StreamingParams& p, SlotLayout layout, int32_t c);
+  Want* find_want(int32_t expert);
+  Status submit_expert(int32_t layer, int32_t expert, int32_t slot, bool prefetch);
+  Status issue_queued();
+  Status pump(bool wait);
+  void on_complete(const io::ReadCompletion& c);
+  void note_submitted(size_t n);
+  void begin_batch(int64_t n_tokens);
+  void end_batch();
+  void prefetch(int32_t layer, const std::vector<int32_t>& ids);
+  void score_prediction(const Routing& r);
+
+  const Model& model_;
+  StreamingParams p_;
+  SlotLayout layout_;
+  int32_t c_;
+  std::unique_ptr<ExpertCache> cache_;
+  ExpertPredictor predictor_;
+  std::unique_ptr<io::IoBackend> backend_;  // after cache_: destroyed first (waits for reads into slots)
+  io::FileId file_ = 0;
+  std::string backend_name_;
+
+  int32_t cur_layer_ = -1;
+  std::vector<Want> cur_;
+  std::vector<int32_t> parts_left_;   // per slot: reads still in flight
+  std::vector<Status> slot_error_;    // per slot: first failure of its reads
+  std::vector<io::ReadCompletion> comps_;
+  std::vector<io::ReadRequest> reqs_;
+  std::vector<Prediction> pred_;      // per layer
+  std::vector<float> u0_;
+  size_t outstanding_ = 0;
+
+  bool in_batch_ = false;
+  int64_t n_batch_rows_ = 0;
+  Clock::time_point batch_start_{}, idle_since_{};
+  SchedStats batch_, last_, total_;
+};
+
+}  // namespace les::sched

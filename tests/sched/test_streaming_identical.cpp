@@ -1,0 +1,165 @@
+// Lossless streaming: for every budget (minimum, small, full), candidate count
+// c in {k, k+2, 2k} and Linux I/O backend (pread, io_uring), the logits of a
+// prefill + decode run through StreamingExpertSource are bit-identical to the
+// resident run, on the trained fixtures (F16, Q4_K_M, mixed) and a synthetic model.
+#include <catch2/catch.hpp>
+
+#include "core/expert_repack.h"
+#include "sched/streaming_expert_source.h"
+#include "sched_test_util.h"
+#include "support/fixtures.h"
+
+using namespace les;
+using namespace les::sched;
+
+namespace {
+
+struct Reference {
+  std::unique_ptr<Model> model;
+  test::RunLogits logits;
+  std::vector<int32_t> prompt;
+};
+
+Reference reference_run(const std::string& path, int n_prompt, int n_steps, int32_t n_batch) {
+  Reference r;
+  auto m = Model::load(path, {});
+  REQUIRE(m.ok());
+  r.model = std::move(m).value();
+  ContextParams cp;
+  cp.n_batch = n_batch;
+  auto ctx = Context::create(*r.model, cp);
+  REQUIRE(ctx.ok());
+  r.prompt = test::test_prompt(r.model->hparams().n_vocab, n_prompt);
+  REQUIRE(test::run_logits(**ctx, r.prompt, n_steps, nullptr, &r.logits).ok());
+  return r;
+}
+
+// Streams with the given parameters and checks every logit row against `ref`.
+void check_streaming(const std::string& path, const Reference& ref, StreamingParams sp, int32_t n_batch,
+                     SchedStats* stats_out = nullptr) {
+  ModelParams mp;
+  mp.stream_experts = true;
+  auto m = Model::load(path, mp);
+  REQUIRE(m.ok());
+  auto src = StreamingExpertSource::create(**m, sp);
+  if (!src.ok() && src.status().code() == StatusCode::unsupported && sp.io == io::IoBackendKind::io_uring) {
+    WARN("io_uring unavailable here: " << src.status().to_string());
+    return;
+  }
+  REQUIRE(src.ok());
+  ContextParams cp;
+  cp.n_batch = n_batch;
+  auto ctx = Context::create(**m, cp);
+  REQUIRE(ctx.ok());
+  (*ctx)->set_expert_source(src->get());
+  test::RunLogits got;
+  Status st = test::run_logits(**ctx, ref.prompt, static_cast<int>(ref.logits.fed.size()), &ref.logits.fed, &got);
+  INFO(st.to_string());
+  REQUIRE(st.ok());
+  CHECK(test::same_bits(got.prefill, ref.logits.prefill));
+  REQUIRE(got.steps.size() == ref.logits.steps.size());
+  for (size_t i = 0; i < got.steps.size(); ++i) {
+    INFO("decode step " << i);
+    CHECK(test::same_bits(got.steps[i], ref.logits.steps[i]));
+  }
+  const SchedStats& s = (*src)->stats();
+  CHECK(s.batches == (ref.prompt.size() + n_batch - 1) / n_batch + ref.logits.fed.size());
+  CHECK(s.hits() + s.inflight_hits() + s.misses() > 0);
+  const uint64_t reads_per_expert = (*src)->layout().contiguous() ? 1 : 3;
+  CHECK(s.reads_issued == reads_per_expert * (s.demand_experts + s.prefetch_experts));
+  if (stats_out) *stats_out = s;
+}
+
+void matrix_for(const std::string& path) {
+  const Reference ref = reference_run(path, 16, 4, 512);
+  const Hparams& hp = ref.model->hparams();
+  const int32_t k = hp.n_expert_used;
+  StreamingParams base;
+  auto min = StreamingExpertSource::min_budget_bytes(*ref.model, base);
+  REQUIRE(min.ok());
+  auto layout = SlotLayout::from_model(*ref.model, 4096);
+  REQUIRE(layout.ok());
+  const size_t full = *min + static_cast<size_t>(hp.n_layer) * hp.n_expert * layout->slot_bytes();
+  const size_t small = *min + 3 * static_cast<size_t>(k) * layout->slot_bytes();
+  for (io::IoBackendKind kind : {io::IoBackendKind::pread, io::IoBackendKind::io_uring}) {
+    for (int32_t c : {k, k + 2, 2 * k}) {
+      for (size_t budget : {*min, small, full}) {
+        DYNAMIC_SECTION(io::io_backend_kind_name(kind) << " c=" << c << " budget=" << budget) {
+          StreamingParams sp;
+          sp.io = kind;
+          sp.prefetch_c = std::min(c, hp.n_expert);
+          sp.budget_bytes = budget;
+          check_streaming(path, ref, sp, 512);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("streaming logits are bit-identical to resident: trained F16", "[sched]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  matrix_for(path);
+}
+
+TEST_CASE("streaming logits are bit-identical to resident: trained Q4_K_M", "[sched]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-Q4_K_M.gguf");
+  matrix_for(path);
+}
+
+TEST_CASE("streaming logits are bit-identical to resident: trained mixed Q3_K", "[sched]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-mixed-exps-Q3_K-imat.gguf");
+  matrix_for(path);
+}
+
+TEST_CASE("streaming logits are bit-identical to resident: synthetic qwen3moe Q4_K_M", "[sched]") {
+  LES_REQUIRE_FIXTURE(path, "synthetic/qwen3moe-Q4_K_M.gguf");
+  matrix_for(path);
+}
+
+TEST_CASE("streaming: chunked prefill, no lookahead, lru, embeddings layer-0 predictor", "[sched]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  const Reference ref = reference_run(path, 40, 4, 7);
+  auto min = StreamingExpertSource::min_budget_bytes(*ref.model, {});
+  REQUIRE(min.ok());
+  for (int32_t c : {0, 4}) {
+    for (Layer0Lookahead l0 : {Layer0Lookahead::none, Layer0Lookahead::embeddings, Layer0Lookahead::final_hidden}) {
+      DYNAMIC_SECTION("c=" << c << " layer0=" << static_cast<int>(l0)) {
+        StreamingParams sp;
+        sp.prefetch_c = c;
+        sp.layer0 = l0;
+        sp.policy = EvictionPolicy::lru;
+        sp.io = io::IoBackendKind::pread;
+        sp.budget_bytes = *min;
+        check_streaming(path, ref, sp, 7);
+      }
+    }
+  }
+}
+
+TEST_CASE("streaming logits are bit-identical to resident: repacked (contiguous) trained F16", "[sched]") {
+  LES_REQUIRE_FIXTURE(src_path, "trained/tiny-qwen3moe-F16.gguf");
+  const std::string path = test::temp_dir() + "/sched-repacked-F16.gguf";
+  REQUIRE(repack_experts(src_path, path).ok());
+  const Reference ref = reference_run(src_path, 16, 4, 512);  // resident run of the original file
+  ModelParams mp;
+  mp.stream_experts = true;
+  auto m = Model::load(path, mp);
+  REQUIRE(m.ok());
+  auto layout = SlotLayout::from_model(**m, 4096);
+  REQUIRE(layout.ok());
+  CHECK(layout->contiguous());
+  auto min = StreamingExpertSource::min_budget_bytes(**m, {});
+  REQUIRE(min.ok());
+  for (io::IoBackendKind kind : {io::IoBackendKind::pread, io::IoBackendKind::io_uring}) {
+    for (size_t budget : {*min, *min + 64 * layout->slot_bytes()}) {
+      DYNAMIC_SECTION(io::io_backend_kind_name(kind) << " budget=" << budget) {
+        StreamingParams sp;
+        sp.io = kind;
+        sp.budget_bytes = budget;
+        check_streaming(path, ref, sp, 512);
+      }
+    }
+  }
+}
