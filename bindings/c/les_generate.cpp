@@ -1,4 +1,5 @@
 // C ABI: sampler parameters and the streaming generate call (les.h).
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -12,10 +13,33 @@ using les::capi::guarded;
 namespace {
 constexpr size_t kGenerateParamsV1 = sizeof(les_generate_params);
 constexpr size_t kSamplerParamsV1 = sizeof(les_sampler_params);
-constexpr size_t kGenerateStatsV1 = sizeof(les_generate_stats);
+// The first les_generate_stats ended at decode_tokens_per_second.
+constexpr size_t kGenerateStatsV1 = offsetof(les_generate_stats, n_decoded);
+
+les_stop_reason to_c_stop_reason(les::StopReason r) {
+  switch (r) {
+    case les::StopReason::eos: return LES_STOP_EOS;
+    case les::StopReason::stop_string: return LES_STOP_STOP_STRING;
+    case les::StopReason::n_predict: return LES_STOP_N_PREDICT;
+    case les::StopReason::context_full: return LES_STOP_CONTEXT_FULL;
+    case les::StopReason::cancelled: return LES_STOP_CANCELLED;
+  }
+  return LES_STOP_CANCELLED;
+}
 }  // namespace
 
 extern "C" {
+
+const char* les_stop_reason_name(les_stop_reason reason) {
+  switch (reason) {
+    case LES_STOP_EOS: return "eos";
+    case LES_STOP_STOP_STRING: return "stop_string";
+    case LES_STOP_N_PREDICT: return "n_predict";
+    case LES_STOP_CONTEXT_FULL: return "context_full";
+    case LES_STOP_CANCELLED: return "cancelled";
+  }
+  return "unknown";
+}
 
 les_sampler_params les_sampler_default_params(void) {
   const les::SamplerParams d;
@@ -123,13 +147,15 @@ les_status les_context_generate_stats(const les_context* ctx, les_generate_stats
     const les::GenerateStats& s = ctx->last_stats;
     les_generate_stats r;
     std::memset(&r, 0, sizeof r);
-    r.struct_size = sizeof r;
+    r.struct_size = out->struct_size;  // the caller's version, which is what gets filled
     r.n_prompt_tokens = s.n_prompt_tokens;
     r.n_generated = s.n_generated;
     r.prefill_seconds = s.prefill_seconds;
     r.decode_seconds = s.decode_seconds;
     r.prefill_tokens_per_second = s.prefill_tok_per_s();
     r.decode_tokens_per_second = s.decode_tok_per_s();
+    r.n_decoded = s.n_decoded;
+    r.stop_reason = to_c_stop_reason(s.stop_reason);
     std::memcpy(out, &r, out->struct_size);
     return LES_OK;
   });

@@ -117,11 +117,21 @@ JNIEXPORT jdoubleArray JNICALL Java_org_les_Native_generateStats(JNIEnv* env, jc
     throw_last_error(env, st);
     return nullptr;
   }
-  const jdouble v[6] = {static_cast<jdouble>(s.n_prompt_tokens), static_cast<jdouble>(s.n_generated),
-                        s.prefill_seconds, s.decode_seconds, s.prefill_tokens_per_second, s.decode_tokens_per_second};
-  jdoubleArray out = env->NewDoubleArray(6);
-  if (out != nullptr) env->SetDoubleArrayRegion(out, 0, 6, v);
+  const jdouble v[8] = {static_cast<jdouble>(s.n_prompt_tokens),
+                        static_cast<jdouble>(s.n_generated),
+                        s.prefill_seconds,
+                        s.decode_seconds,
+                        s.prefill_tokens_per_second,
+                        s.decode_tokens_per_second,
+                        static_cast<jdouble>(s.n_decoded),
+                        static_cast<jdouble>(s.stop_reason)};
+  jdoubleArray out = env->NewDoubleArray(8);
+  if (out != nullptr) env->SetDoubleArrayRegion(out, 0, 8, v);
   return out;
+}
+
+JNIEXPORT jbyteArray JNICALL Java_org_les_Native_stopReasonName(JNIEnv* env, jclass, jint reason) {
+  return to_bytes(env, les_stop_reason_name(static_cast<les_stop_reason>(reason)));
 }
 
 }  // extern "C"

@@ -261,15 +261,32 @@ typedef struct les_generate_params {
 
 LES_API les_generate_params les_generate_default_params(void);
 
+/* Why the last les_generate() ended. */
+typedef enum les_stop_reason {
+  LES_STOP_EOS = 0,          /* an end-of-generation token (not delivered) */
+  LES_STOP_STOP_STRING = 1,  /* the text reached a stop string (cut before it) */
+  LES_STOP_N_PREDICT = 2,    /* n_predict tokens were generated */
+  LES_STOP_CONTEXT_FULL = 3, /* the KV cache filled up */
+  LES_STOP_CANCELLED = 4     /* the callback returned false, or les_context_cancel() */
+} les_stop_reason;
+
+/* "eos", "stop_string", "n_predict", "context_full" or "cancelled" (the names
+ * `les run` prints); "unknown" for other values. Static storage. Thread-safe. */
+LES_API const char *les_stop_reason_name(les_stop_reason reason);
+
 /* Timing of the last les_generate() on a context. */
 typedef struct les_generate_stats {
   uint32_t struct_size;
-  int32_t n_prompt_tokens;
-  int32_t n_generated;
+  int32_t n_prompt_tokens;     /* prompt tokens evaluated (prefill) */
+  int32_t n_generated;         /* tokens sampled and delivered (a stopping EOS excluded) */
   double prefill_seconds;
   double decode_seconds;
-  double prefill_tokens_per_second;
-  double decode_tokens_per_second;
+  double prefill_tokens_per_second;  /* n_prompt_tokens / prefill_seconds */
+  double decode_tokens_per_second;   /* n_decoded / decode_seconds */
+  /* Appended after the first version; a caller whose struct_size ends before
+   * them gets the fields above only. */
+  int32_t n_decoded;           /* single-token forward passes (the last sampled token is not evaluated) */
+  les_stop_reason stop_reason; /* why generation ended */
 } les_generate_stats;
 
 /* Tokenizes `prompt` (adding BOS as the vocabulary requests), appends it to the context (after what it already holds),

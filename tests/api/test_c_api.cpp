@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -168,6 +169,18 @@ TEST_CASE("C API: generate streams greedy text identical to llama.cpp; callbacks
   CHECK(st.n_prompt_tokens == 10);
   CHECK(st.n_generated == 8);
   CHECK(st.decode_tokens_per_second > 0);
+  CHECK(st.n_decoded == 7);  // the 8th sampled token is delivered but not evaluated
+  CHECK(st.stop_reason == LES_STOP_N_PREDICT);
+  CHECK(std::string(les_stop_reason_name(st.stop_reason)) == "n_predict");
+  CHECK(std::string(les_stop_reason_name(static_cast<les_stop_reason>(99))) == "unknown");
+  // A caller compiled against the first version of the struct gets its fields only.
+  les_generate_stats old_st;
+  std::memset(&old_st, 0xAB, sizeof old_st);
+  old_st.struct_size = offsetof(les_generate_stats, n_decoded);
+  REQUIRE(les_context_generate_stats(l.ctx, &old_st) == LES_OK);
+  CHECK(old_st.n_generated == 8);
+  CHECK(old_st.struct_size == offsetof(les_generate_stats, n_decoded));
+  CHECK(old_st.n_decoded == static_cast<int32_t>(0xABABABAB));
 
   // The callback stops after 3 tokens.
   les_context_reset(l.ctx);
@@ -175,6 +188,8 @@ TEST_CASE("C API: generate streams greedy text identical to llama.cpp; callbacks
   c2.stop_after = 3;
   CHECK(les_generate(l.ctx, "The castle stood upon a rock, and the", &gp, collect, &c2) == LES_OK);
   CHECK(c2.n == 3);
+  REQUIRE(les_context_generate_stats(l.ctx, &st) == LES_OK);
+  CHECK(st.stop_reason == LES_STOP_CANCELLED);
 
   // Bad sampler parameters are rejected with a message.
   les_context_reset(l.ctx);

@@ -1,5 +1,7 @@
 package org.les;
 
+import java.nio.charset.StandardCharsets;
+
 /**
  * One generation stream over a {@link LesModel} ({@code les_context}: KV cache, logits, sampler
  * state). Use a context from one thread at a time: a second concurrent call throws LesException
@@ -115,17 +117,23 @@ public final class LesContext implements AutoCloseable {
     long h = handle.acquire();
     try {
       Native.generate(h, p, params.ints(), params.floats(), params.seed, stop, listener);
-      return new GenerateStats(Native.generateStats(h));
+      return stats(h);
     } finally {
       handle.release();
     }
+  }
+
+  private static GenerateStats stats(long h) {
+    double[] v = Native.generateStats(h);
+    return new GenerateStats(v, new String(Native.stopReasonName((int) v[7]),
+        StandardCharsets.UTF_8));
   }
 
   /** Statistics of the last generate() on this context. */
   public GenerateStats lastStats() {
     long h = handle.acquire();
     try {
-      return new GenerateStats(Native.generateStats(h));
+      return stats(h);
     } finally {
       handle.release();
     }

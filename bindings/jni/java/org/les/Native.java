@@ -43,7 +43,9 @@ final class Native {
   static native void generateDefaults(int[] ints, float[] floats, long[] seed);
   static native void generate(long ctx, byte[] prompt, int[] ints, float[] floats, long seed,
       byte[][] stop, TokenListener listener);
+  /** {n_prompt_tokens, n_generated, prefill_s, decode_s, prefill tok/s, decode tok/s, n_decoded, stop_reason}. */
   static native double[] generateStats(long ctx);
+  static native byte[] stopReasonName(int reason);
 
   /** Called by the shim for each generated token: decodes the UTF-8 piece for the listener. */
   static boolean deliver(TokenListener listener, int token, byte[] piece) {

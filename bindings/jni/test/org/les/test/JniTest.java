@@ -128,6 +128,8 @@ public final class JniTest {
         checkEq(Arrays.toString(greedyIds), ids.toString(), "generated ids");
         checkEq(promptTokens.length, stats.nPromptTokens, "stats.nPromptTokens");
         checkEq(greedyIds.length, stats.nGenerated, "stats.nGenerated");
+        checkEq(greedyIds.length - 1, stats.nDecoded, "stats.nDecoded");
+        checkEq("n_predict", stats.stopReason, "stats.stopReason");
         check(stats.decodeTokensPerSecond > 0, "decode tok/s > 0: " + stats);
         // The last sampled token is delivered but not yet evaluated: the KV cache holds the
         // prompt and all generated tokens but that one.
@@ -164,6 +166,7 @@ public final class JniTest {
         GenerateStats stats = ctx.generate(prompt, p, (token, piece) -> count.incrementAndGet() < 3);
         checkEq(3, count.get(), "tokens delivered");
         checkEq(3, stats.nGenerated, "stats.nGenerated");
+        checkEq("cancelled", stats.stopReason, "stats.stopReason");
       }
     });
 
