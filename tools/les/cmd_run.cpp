@@ -13,19 +13,22 @@
 // prompt tokens, prefill tok/s, decode tok/s and peak RSS (getrusage ru_maxrss).
 // Exit codes: 0 success, 1 runtime error (missing or malformed model...),
 // 2 bad arguments.
+//
+// The model, context and generation go through the C ABI (les/les.h), as an
+// embedding app would. Two things les.h does not offer stay on the C++ side:
+// checking the sampler parameters before any file is opened (so they are usage
+// errors, exit 2) and the UTF-8 repair of printed pieces.
+#include <les/les.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "core/context.h"
-#include "core/generate.h"
-#include "core/model.h"
 #include "core/sampler.h"
-#include "core/tokenizer.h"
 #include "core/utf8.h"
 #include "les/commands.h"
 #include "les/default_model.h"
@@ -78,6 +81,36 @@ int fail(const std::string& what, const Status& s) {
   return 1;
 }
 
+// A failed les.h call: its status name and message (`detail`: les_last_error()
+// or les_context_last_error()).
+int fail_c(const std::string& what, les_status st, const char* detail) {
+  std::fprintf(stderr, "les run: %s: %s: %s\n", what.c_str(), les_status_name(st), detail);
+  return 1;
+}
+
+// The library's log lines: warnings go to stderr; errors are dropped because
+// every failing call's status and message are printed by this tool itself.
+void log_to_stderr(les_log_level level, const char* msg, void* /*user_data*/) {
+  if (level == LES_LOG_WARN) std::fprintf(stderr, "les run: warning: %s\n", msg);
+}
+
+bool print_piece(les_token /*token*/, const char* piece, size_t len, void* /*user_data*/) {
+  const std::string text = valid_utf8(std::string_view(piece, len));
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+  return true;
+}
+
+// Owners of the les.h handles (freed in reverse order of creation).
+struct ModelHandle {
+  les_model* p = nullptr;
+  ~ModelHandle() { les_model_free(p); }
+};
+struct ContextHandle {
+  les_context* p = nullptr;
+  ~ContextHandle() { les_context_free(p); }
+};
+
 int run(RunOptions o) {
   // Arguments first: bad values are usage errors (exit 2) before any file is touched.
   if (o.n_ctx < 0) {
@@ -110,41 +143,54 @@ int run(RunOptions o) {
     o.model = def->path;
   }
 
-  ModelParams mp;
+  les_model_params mp = les_model_default_params();
   mp.n_threads = o.n_threads;
-  auto model = Model::load(o.model, mp);
-  if (!model.ok()) return fail("loading " + o.model, model.status());
-  auto tokenizer = Tokenizer::from_gguf((*model)->file());
-  if (!tokenizer.ok()) return fail("tokenizer of " + o.model, tokenizer.status());
-  ContextParams cp;
+  mp.log_callback = log_to_stderr;
+  ModelHandle model;
+  if (les_status st = les_model_load(o.model.c_str(), &mp, &model.p); st != LES_OK)
+    return fail_c("loading " + o.model, st, les_last_error());
+  les_context_params cp = les_context_default_params();
   cp.n_ctx = o.n_ctx;
   cp.n_threads = o.n_threads;
-  auto ctx = Context::create(**model, cp);
-  if (!ctx.ok()) return fail("creating the context", ctx.status());
-  auto sampler = Sampler::create(o.sp);
-  if (!sampler.ok()) return fail("sampler", sampler.status());
-  std::fprintf(stderr, "les run: %s, n_ctx %d, seed %llu\n", (*model)->description().c_str(), (*ctx)->n_ctx(),
+  ContextHandle ctx;
+  if (les_status st = les_context_create(model.p, &cp, &ctx.p); st != LES_OK)
+    return fail_c("creating the context", st, les_last_error());
+  std::string desc(static_cast<size_t>(std::max(les_model_desc(model.p, nullptr, 0), 0)) + 1, '\0');
+  desc.resize(static_cast<size_t>(std::max(les_model_desc(model.p, desc.data(), desc.size()), 0)));
+  std::fprintf(stderr, "les run: %s, n_ctx %d, seed %llu\n", desc.c_str(), les_context_n_ctx(ctx.p),
                static_cast<unsigned long long>(o.sp.seed));
 
-  GenerateParams gp;
+  les_generate_params gp = les_generate_default_params();
   gp.n_predict = o.n_predict;
   gp.ignore_eos = o.ignore_eos;
-  gp.stop = o.stop;
-  auto stats = generate(**ctx, **tokenizer, *sampler, o.prompt, gp, [](std::string_view piece) {
-    const std::string text = valid_utf8(piece);
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-    return true;
-  });
+  gp.sampler.temperature = o.sp.temperature;
+  gp.sampler.top_k = o.sp.top_k;
+  gp.sampler.top_p = o.sp.top_p;
+  gp.sampler.min_p = o.sp.min_p;
+  gp.sampler.repeat_penalty = o.sp.repeat_penalty;
+  gp.sampler.presence_penalty = o.sp.presence_penalty;
+  gp.sampler.frequency_penalty = o.sp.frequency_penalty;
+  gp.sampler.penalty_last_n = o.sp.penalty_last_n;
+  gp.sampler.seed = o.sp.seed;
+  std::vector<const char*> stops;
+  for (const std::string& s : o.stop) stops.push_back(s.c_str());
+  gp.stop = stops.empty() ? nullptr : stops.data();
+  gp.n_stop = static_cast<int32_t>(stops.size());
+  const les_status st = les_generate(ctx.p, o.prompt.c_str(), &gp, print_piece, nullptr);
   std::fputc('\n', stderr);
-  if (!stats.ok()) return fail("generation", stats.status());
+  // A full context ends generation like n_predict does: what fit was printed.
+  if (st != LES_OK && st != LES_ERR_CONTEXT_FULL) return fail_c("generation", st, les_context_last_error(ctx.p));
+  les_generate_stats stats{};
+  stats.struct_size = sizeof stats;
+  if (les_status s = les_context_generate_stats(ctx.p, &stats); s != LES_OK)
+    return fail_c("statistics", s, les_last_error());
   std::fprintf(stderr,
                "les run: prompt tokens %d, generated %d (stop: %s)\n"
                "les run: prefill %.2f tok/s (%.1f ms), decode %.2f tok/s (%d tokens, %.1f ms)\n"
                "les run: peak RSS %.1f MiB\n",
-               stats->n_prompt_tokens, stats->n_generated, stop_reason_name(stats->stop_reason),
-               stats->prefill_tok_per_s(), stats->prefill_seconds * 1e3, stats->decode_tok_per_s(), stats->n_decoded,
-               stats->decode_seconds * 1e3, peak_rss_mib());
+               stats.n_prompt_tokens, stats.n_generated, les_stop_reason_name(stats.stop_reason),
+               stats.prefill_tokens_per_second, stats.prefill_seconds * 1e3, stats.decode_tokens_per_second,
+               stats.n_decoded, stats.decode_seconds * 1e3, peak_rss_mib());
   return 0;
 }
 
