@@ -32,6 +32,7 @@
 #include "core/utf8.h"
 #include "les/commands.h"
 #include "les/default_model.h"
+#include "les/run_streaming.h"
 
 namespace les::tool {
 namespace {
@@ -47,6 +48,12 @@ struct RunOptions {
   int32_t repeat_last_n = 64;
   std::vector<std::string> stop;
   SamplerParams sp;
+  // Expert streaming (tools/les/run_streaming.h): --budget-mb > 0 turns it on.
+  double budget_mb = 0;
+  int32_t prefetch_c = -1;
+  std::string io = "auto";
+  std::string eviction = "lfu_aged";
+  bool stats = false;
 };
 
 // Peak resident set size of this process in MiB (Linux reports ru_maxrss in KiB).
@@ -143,6 +150,17 @@ int run(RunOptions o) {
     o.model = def->path;
   }
 
+  if (o.budget_mb < 0) {
+    std::fprintf(stderr, "les run: --budget-mb must be >= 0 (0 = all experts resident), got %g\n", o.budget_mb);
+    return 2;
+  }
+  if (o.budget_mb > 0) {
+    StreamingRunOptions so{o.model, o.prompt,   o.n_predict, o.n_ctx,      o.n_threads, o.ignore_eos, o.stop,
+                           o.sp,    o.budget_mb, o.prefetch_c, o.io,       o.eviction,  o.stats};
+    return run_streaming(so, [](std::string_view piece) { print_piece(0, piece.data(), piece.size(), nullptr); },
+                         peak_rss_mib);
+  }
+
   les_model_params mp = les_model_default_params();
   mp.n_threads = o.n_threads;
   mp.log_callback = log_to_stderr;
@@ -214,6 +232,16 @@ void register_run(CLI::App& app, ToolState& state) {
   cmd->add_option("-t,--threads", o->n_threads, "Compute threads (0 = all cores)")->capture_default_str();
   cmd->add_option("-c,--ctx", o->n_ctx, "Context size in tokens (0 = min(model's, 4096))")->capture_default_str();
   cmd->add_flag("--ignore-eos", o->ignore_eos, "Keep generating past end-of-text tokens");
+  cmd->add_option("--budget-mb", o->budget_mb,
+                  "Stream routed experts from the file within this memory budget in MiB (cache + read buffers + "
+                  "scheduler scratch; 0 = all resident)")
+      ->capture_default_str();
+  cmd->add_option("--prefetch-c", o->prefetch_c,
+                  "Lookahead candidates per token, k..2k (-1 = k+2, 0 = on-demand reads only)")
+      ->capture_default_str();
+  cmd->add_option("--io", o->io, "I/O backend for streamed experts: auto, pread, io_uring")->capture_default_str();
+  cmd->add_option("--eviction", o->eviction, "Expert cache eviction: lru, lfu_aged")->capture_default_str();
+  cmd->add_flag("--stats", o->stats, "Print expert-streaming statistics (with --budget-mb)");
   cmd->add_option("--stop", o->stop, "Stop string (repeatable); the text stops before it")->allow_extra_args(false);
   cmd->callback([&state, o] { state.exit_code = run(*o); });
 }
