@@ -295,7 +295,8 @@ typedef struct les_generate_stats {
  * callback returning false, or les_context_cancel() (then returns
  * LES_ERR_CANCELLED). A full context returns LES_ERR_CONTEXT_FULL after
  * delivering what fit. The KV cache keeps the prompt and the generated
- * tokens. */
+ * tokens except the last one sampled, which is delivered but not evaluated
+ * (n_past grows by n_prompt_tokens + n_decoded). */
 LES_API les_status les_generate(les_context *ctx, const char *prompt, const les_generate_params *params,
                                 les_token_callback callback, void *user_data);
 
