@@ -207,7 +207,7 @@ public final class Context: @unchecked Sendable {
 
   /// A copy of the last decoded token's logits (vocabularySize floats), nil before any decode.
   public func logits() throws -> [Float]? {
-    try exclusive {
+    try exclusive { () -> [Float]? in
       guard let p = les_context_logits(handle) else { return nil }
       return Array(UnsafeBufferPointer(start: p, count: Int(model.vocabularySize)))
     }
