@@ -1,6 +1,9 @@
 // Streaming GGUF writer; see gguf_stream_writer.h.
 #include "core/gguf_stream_writer.h"
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE  // sync_file_range
+#endif
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -123,6 +126,12 @@ Status GgufStreamWriter::write_bytes(std::string_view name, uint64_t offset, std
     t->written += n;
   }
   Status s = pwrite_all(fd_, bytes.data(), bytes.size(), t->file_offset + offset, tmp_);
+#ifdef __linux__
+  // Start writeback of large pieces now (asynchronous): keeps dirty pages few,
+  // so a multi-GB file streams at disk speed instead of stalling in throttling.
+  if (s.ok() && n >= (uint64_t{1} << 20))
+    ::sync_file_range(fd_, static_cast<off_t>(t->file_offset + offset), static_cast<off_t>(n), SYNC_FILE_RANGE_WRITE);
+#endif
   if (!s.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     if (error_.ok()) error_ = s;
