@@ -1,9 +1,14 @@
 // Expert repacking into the contiguous layout; see expert_repack.h.
 #include "core/expert_repack.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <vector>
 
 #include <fmt/format.h>
@@ -35,11 +40,33 @@ std::pair<int32_t, int> expert_tensor_role(std::string_view name) {
   return {-1, -1};
 }
 
-// Start of the whole mapped file (tensor_data spans all point into one mapping).
-const uint8_t* mapped_base(const gguf::GgufFile& f) {
-  const gguf::TensorInfo& t = f.tensors().front();
-  return f.tensor_data(t).data() - t.file_offset;
-}
+// A GGUF file's metadata plus a descriptor for positioned reads of its data
+// (no mapping: repacking a 13 GB file keeps memory at a few chunk buffers).
+struct InputFile {
+  std::string path;
+  std::unique_ptr<gguf::GgufFile> meta;
+  int fd = -1;
+  InputFile() = default;
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+  ~InputFile() {
+    if (fd >= 0) ::close(fd);
+  }
+  // Reads exactly [off, off + n) into dst. Errors: io (read error, or the file
+  // shrank since it was opened: "unexpected end of file").
+  Status read(uint64_t off, uint64_t n, uint8_t* dst) const {
+    while (n > 0) {
+      const ssize_t r = ::pread(fd, dst, std::min<uint64_t>(n, uint64_t{1} << 30), static_cast<off_t>(off));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) return io_error(fmt::format("cannot read '{}' at byte {}: {}", path, off, std::strerror(errno)));
+      if (r == 0) return io_error(fmt::format("cannot read '{}' at byte {}: unexpected end of file", path, off));
+      dst += r;
+      off += static_cast<uint64_t>(r);
+      n -= static_cast<uint64_t>(r);
+    }
+    return Status();
+  }
+};
 
 bool is_layout_key(std::string_view key) {
   return key == "general.alignment" || key.substr(0, std::string_view(kExpertLayoutKey).size()) == kExpertLayoutKey;
@@ -82,9 +109,8 @@ uint64_t blob_stride_of(const LayerExpertInfo& li) {
 }
 
 // Writes the blobs of one layer, in chunks of whole blobs.
-Status write_layer_blobs(const gguf::GgufFile& in, const ExpertLayout& x, int32_t layer, gguf::GgufStreamWriter& w,
+Status write_layer_blobs(const InputFile& in, const ExpertLayout& x, int32_t layer, gguf::GgufStreamWriter& w,
                          std::vector<uint8_t>& buf) {
-  const uint8_t* base = mapped_base(in);
   const uint64_t stride = blob_stride_of(x.layer(layer));
   const int32_t per_chunk = static_cast<int32_t>(std::max<uint64_t>(1, kChunkBytes / stride));
   const std::string name = packed_experts_tensor_name(layer);
@@ -94,28 +120,35 @@ Status write_layer_blobs(const gguf::GgufFile& in, const ExpertLayout& x, int32_
     for (int32_t k = 0; k < n; ++k) {
       LES_ASSIGN_OR_RETURN(const ExpertRanges r, x.ranges(layer, e0 + k));
       uint8_t* dst = buf.data() + static_cast<size_t>(k) * stride;
-      std::memcpy(dst, base + r.gate.offset, r.gate.length);
-      std::memcpy(dst + r.gate.length, base + r.up.offset, r.up.length);
-      std::memcpy(dst + r.gate.length + r.up.length, base + r.down.offset, r.down.length);
+      for (size_t i = 0; i < r.n_reads; ++i)
+        LES_RETURN_IF_ERROR(in.read(r.reads[i].offset, r.reads[i].length, dst + r.read_dest_offset[i]));
     }
     LES_RETURN_IF_ERROR(w.write_rows(name, e0, buf));
   }
   return Status();
 }
 
-Status write_dense(const gguf::GgufFile& in, const gguf::TensorInfo& t, gguf::GgufStreamWriter& w) {
-  const std::span<const uint8_t> data = in.tensor_data(t);
-  for (uint64_t off = 0; off < data.size(); off += kChunkBytes) {
-    const uint64_t n = std::min<uint64_t>(kChunkBytes, data.size() - off);
-    LES_RETURN_IF_ERROR(w.write_bytes(t.name, off, data.subspan(off, n)));
+Status write_dense(const InputFile& in, const gguf::TensorInfo& t, gguf::GgufStreamWriter& w,
+                   std::vector<uint8_t>& buf) {
+  for (uint64_t off = 0; off < t.n_bytes; off += kChunkBytes) {
+    const uint64_t n = std::min<uint64_t>(kChunkBytes, t.n_bytes - off);
+    buf.resize(n);
+    LES_RETURN_IF_ERROR(in.read(t.file_offset + off, n, buf.data()));
+    LES_RETURN_IF_ERROR(w.write_bytes(t.name, off, buf));
   }
   return Status();
 }
 
-Result<std::unique_ptr<gguf::GgufFile>> open_mapped(const std::string& path) {
-  LES_ASSIGN_OR_RETURN(auto f, gguf::GgufFile::open(path));
-  if (f->tensors().empty()) return invalid_argument_error("'" + path + "' has no tensors");
-  return f;
+// Opens and validates `path` (metadata only) and a descriptor for its data.
+Status open_input(const std::string& path, InputFile* f) {
+  gguf::ReadOptions ro;
+  ro.use_mmap = false;
+  LES_ASSIGN_OR_RETURN(f->meta, gguf::GgufFile::open(path, ro));
+  if (f->meta->tensors().empty()) return invalid_argument_error("'" + path + "' has no tensors");
+  f->path = path;
+  f->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (f->fd < 0) return io_error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+  return Status();
 }
 
 }  // namespace
@@ -125,7 +158,9 @@ Result<RepackReport> repack_experts(const std::string& in_path, const std::strin
   std::error_code ec;
   if (std::filesystem::equivalent(in_path, out_path, ec))
     return invalid_argument_error("repack: input and output are the same file '" + in_path + "'");
-  LES_ASSIGN_OR_RETURN(auto in, open_mapped(in_path));
+  InputFile inf;
+  LES_RETURN_IF_ERROR(open_input(in_path, &inf));
+  const gguf::GgufFile* in = inf.meta.get();
   auto xr = ExpertLayout::from_file(*in);
   if (!xr.ok()) return xr.status().with_context("repack '" + in_path + "'");
   const ExpertLayout& x = *xr;
@@ -173,9 +208,9 @@ Result<RepackReport> repack_experts(const std::string& in_path, const std::strin
     if (layer >= 0 && layer < x.n_layer() && x.layer(layer).present) {
       if (packed_declared[static_cast<size_t>(layer)]) continue;
       packed_declared[static_cast<size_t>(layer)] = true;
-      LES_RETURN_IF_ERROR(write_layer_blobs(*in, x, layer, w, buf));
+      LES_RETURN_IF_ERROR(write_layer_blobs(inf, x, layer, w, buf));
     } else {
-      LES_RETURN_IF_ERROR(write_dense(*in, t, w));
+      LES_RETURN_IF_ERROR(write_dense(inf, t, w, buf));
     }
   }
   LES_RETURN_IF_ERROR(w.finish());
@@ -193,8 +228,11 @@ Result<RepackReport> repack_experts(const std::string& in_path, const std::strin
 }
 
 Result<uint64_t> verify_repacked(const std::string& original_path, const std::string& repacked_path) {
-  LES_ASSIGN_OR_RETURN(auto a, open_mapped(original_path));
-  LES_ASSIGN_OR_RETURN(auto b, open_mapped(repacked_path));
+  InputFile fa, fb;
+  LES_RETURN_IF_ERROR(open_input(original_path, &fa));
+  LES_RETURN_IF_ERROR(open_input(repacked_path, &fb));
+  const gguf::GgufFile* a = fa.meta.get();
+  const gguf::GgufFile* b = fb.meta.get();
   LES_ASSIGN_OR_RETURN(const ExpertLayout xa, ExpertLayout::from_file(*a));
   LES_ASSIGN_OR_RETURN(const ExpertLayout xb, ExpertLayout::from_file(*b));
   if (!xb.contiguous())
@@ -214,8 +252,20 @@ Result<uint64_t> verify_repacked(const std::string& original_path, const std::st
     if (ka[i]->key != kb[i]->key || !(ka[i]->value == kb[i]->value))
       return internal_error("verify: metadata key '" + ka[i]->key + "' differs");
 
-  const uint8_t* pa = mapped_base(*a);
-  const uint8_t* pb = mapped_base(*b);
+  std::vector<uint8_t> ba, bb;
+  // Compares [oa, oa + len) of the original with [ob, ob + len) of the repacked file.
+  auto same = [&](uint64_t oa, uint64_t ob, uint64_t len, bool* eq) -> Status {
+    *eq = true;
+    for (uint64_t off = 0; off < len && *eq; off += kChunkBytes) {
+      const uint64_t n = std::min<uint64_t>(kChunkBytes, len - off);
+      ba.resize(n);
+      bb.resize(n);
+      LES_RETURN_IF_ERROR(fa.read(oa + off, n, ba.data()));
+      LES_RETURN_IF_ERROR(fb.read(ob + off, n, bb.data()));
+      *eq = std::memcmp(ba.data(), bb.data(), n) == 0;
+    }
+    return Status();
+  };
   uint64_t n = 0;
   for (int32_t l = 0; l < xa.n_layer(); ++l) {
     const LayerExpertInfo &la = xa.layer(l), &lb = xb.layer(l);
@@ -230,9 +280,10 @@ Result<uint64_t> verify_repacked(const std::string& original_path, const std::st
       const ExpertMatrixInfo* MB[3] = {&lb.gate, &lb.up, &lb.down};
       static const char* kNames[3] = {"gate", "up", "down"};
       for (int m = 0; m < 3; ++m) {
-        if (MA[m]->type != MB[m]->type || MA[m]->cols != MB[m]->cols || MA[m]->rows != MB[m]->rows ||
-            A[m]->length != B[m]->length || std::memcmp(pa + A[m]->offset, pb + B[m]->offset, A[m]->length) != 0)
-          return internal_error(fmt::format("verify: layer {} expert {}: {} matrix differs", l, e, kNames[m]));
+        bool eq = MA[m]->type == MB[m]->type && MA[m]->cols == MB[m]->cols && MA[m]->rows == MB[m]->rows &&
+                  A[m]->length == B[m]->length;
+        if (eq) LES_RETURN_IF_ERROR(same(A[m]->offset, B[m]->offset, A[m]->length, &eq));
+        if (!eq) return internal_error(fmt::format("verify: layer {} expert {}: {} matrix differs", l, e, kNames[m]));
       }
       ++n;
     }
@@ -244,9 +295,9 @@ Result<uint64_t> verify_repacked(const std::string& original_path, const std::st
     if (layer >= 0 && layer < xa.n_layer() && xa.layer(layer).present) continue;
     const gguf::TensorInfo* u = b->find_tensor(t.name);
     if (u == nullptr) return internal_error("verify: tensor '" + t.name + "' is missing from the repacked file");
-    if (u->type != t.type || u->ne != t.ne || u->n_bytes != t.n_bytes ||
-        std::memcmp(pa + t.file_offset, pb + u->file_offset, t.n_bytes) != 0)
-      return internal_error("verify: tensor '" + t.name + "' differs");
+    bool eq = u->type == t.type && u->ne == t.ne && u->n_bytes == t.n_bytes;
+    if (eq) LES_RETURN_IF_ERROR(same(t.file_offset, u->file_offset, t.n_bytes, &eq));
+    if (!eq) return internal_error("verify: tensor '" + t.name + "' differs");
   }
   return n;
 }

@@ -16,6 +16,9 @@
 // {stride, n_expert} tensor stays a valid, bounds-checked GGUF tensor whose
 // row e is exactly blob e.
 //
+// Data is moved with positioned reads and writes in chunks of up to 64 MiB
+// (no mapping), so memory stays at a few buffers for any file size.
+//
 // Thread-safety: pure functions of their arguments (each writes one file).
 #pragma once
 
