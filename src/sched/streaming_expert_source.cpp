@@ -160,9 +160,10 @@ void StreamingExpertSource::on_complete(const io::ReadCompletion& c) {
     ++batch_.read_errors;
     for (Want& w : cur_)
       if (w.slot == slot) {
-        w.error = err.with_context("expert " + std::to_string(w.expert) + " of layer " + std::to_string(cur_layer_));
+        if (w.demand_reads >= 2)
+          w.error = err.with_context("expert " + std::to_string(w.expert) + " of layer " + std::to_string(cur_layer_));
         w.handle.release();
-        w.slot = -1;
+        w.slot = -1;  // without an error: queued again (retry as a demand read)
       }
   }
   cache_->fill_done(slot, ok);
@@ -187,6 +188,7 @@ Status StreamingExpertSource::issue_queued() {
     if (unused_layer >= 0) batch_.prefetch_unused_bytes += layout_.expert_bytes(unused_layer);
     w.slot = *slot;
     w.handle = cache_->pin(*slot);
+    ++w.demand_reads;
     Status st = submit_expert(cur_layer_, w.expert, *slot, false);
     if (!st.ok()) {
       w.handle.release();

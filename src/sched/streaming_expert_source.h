@@ -24,9 +24,10 @@
 // Results are bit-identical to the resident source: the bytes are the file's,
 // and the MoE layer accumulates per (token, slot) in slot order.
 //
-// Errors: a failed read (EIO, file truncated) fails the decode that needed it
-// with an io Status naming the expert; the source stays usable (the slot is
-// emptied and a later use reads it again).
+// Errors: a failed read (EIO, file truncated) is retried once as a demand
+// read (a prefetch or an earlier batch's read is not trusted); if that fails
+// too, the decode that needed it fails with an io Status naming the expert.
+// The source stays usable (the slot is emptied; a later use reads it again).
 //
 // Thread-safety: thread-compatible: one Context (thread) at a time. The model
 // must outlive the source; the source must outlive its use by a Context.
@@ -113,6 +114,7 @@ class StreamingExpertSource final : public ExpertSource {
     int32_t slot = -1;      // -1: queued (no slot yet) or failed
     ExpertHandle handle;
     Status error;
+    int32_t demand_reads = 0;  // reads this want issued (a failed one is retried once)
   };
   struct Prediction {
     std::vector<int32_t> ids;  // rows x c

@@ -1,0 +1,214 @@
+// Streaming under faults and limits: EIO fails the decode with a clear io
+// error and the context stays usable (the next decode gives the resident
+// logits); short reads and EAGAIN give identical logits; a budget below the
+// minimum is refused with the minimum in the message; set_budget shrinks at
+// run time; peak RSS of a streamed run stays within dense + KV + budget + 64 MiB.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "core/gguf_reader.h"
+#include "io/fault_injecting_backend.h"
+#include "sched/streaming_expert_source.h"
+#include "sched_test_util.h"
+#include "support/fixtures.h"
+
+using namespace les;
+using namespace les::sched;
+
+namespace {
+
+std::vector<float> resident_logits(const std::string& path, const std::vector<int32_t>& prompt) {
+  auto m = Model::load(path, {});
+  REQUIRE(m.ok());
+  auto ctx = Context::create(**m, {});
+  REQUIRE(ctx.ok());
+  REQUIRE((*ctx)->decode(prompt, true).ok());
+  return {(*ctx)->logits_all().begin(), (*ctx)->logits_all().end()};
+}
+
+std::unique_ptr<Model> streamed_model(const std::string& path) {
+  ModelParams mp;
+  mp.stream_experts = true;
+  auto m = Model::load(path, mp);
+  REQUIRE(m.ok());
+  return std::move(m).value();
+}
+
+// VmHWM / VmRSS of this process in bytes.
+uint64_t proc_status_kib(const char* key) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind(key, 0) == 0) return std::stoull(line.substr(std::string(key).size())) * 1024;
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("streaming: a model loaded with stream_experts refuses the resident path clearly", "[sched]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  auto m = streamed_model(path);
+  auto ctx = Context::create(*m, {});
+  REQUIRE(ctx.ok());
+  const int32_t t[2] = {1, 100};
+  Status st = (*ctx)->decode(t);
+  CHECK(st.code() == StatusCode::invalid_argument);
+  CHECK_THAT(st.message(), Catch::Contains("stream_experts"));
+}
+
+TEST_CASE("streaming: a budget below the minimum is refused, naming the minimum", "[sched]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  auto m = streamed_model(path);
+  StreamingParams sp;
+  auto min = StreamingExpertSource::min_budget_bytes(*m, sp);
+  REQUIRE(min.ok());
+  sp.budget_bytes = *min - 1;
+  auto src = StreamingExpertSource::create(*m, sp);
+  REQUIRE_FALSE(src.ok());
+  CHECK(src.status().code() == StatusCode::invalid_argument);
+  CHECK_THAT(src.status().message(), Catch::Contains(std::to_string(*min)));
+  sp.budget_bytes = *min;
+  auto ok = StreamingExpertSource::create(*m, sp);
+  REQUIRE(ok.ok());
+  CHECK((*ok)->n_slots() == m->hparams().n_expert_used);
+  CHECK((*ok)->set_budget(*min - 1).code() == StatusCode::invalid_argument);
+  sp.prefetch_c = 2 * m->hparams().n_expert_used + 1;
+  sp.budget_bytes = *min;
+  CHECK(StreamingExpertSource::create(*m, sp).status().code() == StatusCode::invalid_argument);
+}
+
+TEST_CASE("streaming: short reads and EAGAIN give identical logits; EIO fails cleanly and the context recovers",
+          "[sched]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  auto m = streamed_model(path);
+  const std::vector<int32_t> prompt = test::test_prompt(m->hparams().n_vocab, 12);
+  const std::vector<float> want = resident_logits(path, prompt);
+  for (io::IoBackendKind kind : {io::IoBackendKind::pread, io::IoBackendKind::io_uring}) {
+    DYNAMIC_SECTION(io::io_backend_kind_name(kind)) {
+      io::FaultPlan plan;
+      plan.seed = 7;
+      plan.rules.push_back(io::FaultRule::of(io::FaultKind::short_read, 0.5).returning(1000));
+      plan.rules.push_back(io::FaultRule::of(io::FaultKind::eagain, 0.3));
+      io::IoOptions opts;
+      opts.use_direct_io = true;
+      auto fb = io::FaultInjectingBackend::create(kind, opts, plan);
+      if (!fb.ok() && fb.status().code() == StatusCode::unsupported) {
+        WARN("backend unavailable: " << fb.status().to_string());
+        continue;
+      }
+      REQUIRE(fb.ok());
+      io::FaultInjectingBackend* faults = fb->get();
+      StreamingParams sp;
+      auto min = StreamingExpertSource::min_budget_bytes(*m, sp);
+      REQUIRE(min.ok());
+      sp.budget_bytes = *min + 8 * 110592;
+      auto src = StreamingExpertSource::create(*m, sp, std::move(fb).value());
+      REQUIRE(src.ok());
+      auto ctx = Context::create(*m, {});
+      REQUIRE(ctx.ok());
+      (*ctx)->set_expert_source(src->get());
+      REQUIRE((*ctx)->decode(prompt, true).ok());
+      CHECK(test::same_bits({(*ctx)->logits_all().begin(), (*ctx)->logits_all().end()}, want));
+      CHECK(faults->counts().short_reads > 0);
+      CHECK(faults->counts().eagains > 0);
+
+      // Every read fails now: the decode reports an io error, nothing is appended.
+      (*ctx)->reset();
+      REQUIRE(faults->set_plan({1, {io::FaultRule::of(io::FaultKind::eio, 1.0)}}).ok());
+      Status st = (*ctx)->decode(prompt, true);
+      CHECK(st.code() == StatusCode::io);
+      CHECK_THAT(st.message(), Catch::Contains("expert"));
+      CHECK((*ctx)->n_past() == 0);
+
+      // Faults gone: the same context and source give the resident logits again.
+      REQUIRE(faults->set_plan({1, {}}).ok());
+      Status again = (*ctx)->decode(prompt, true);
+      INFO(again.to_string());
+      REQUIRE(again.ok());
+      CHECK((*src)->stats().read_errors > 0);  // the failed batch is counted once the next one starts
+      CHECK(test::same_bits({(*ctx)->logits_all().begin(), (*ctx)->logits_all().end()}, want));
+    }
+  }
+}
+
+TEST_CASE("streaming: set_budget shrinks the cache at run time and results stay identical", "[sched]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  auto m = streamed_model(path);
+  const std::vector<int32_t> prompt = test::test_prompt(m->hparams().n_vocab, 10);
+  const std::vector<float> want = resident_logits(path, prompt);
+  StreamingParams sp;
+  sp.io = io::IoBackendKind::pread;
+  auto min = StreamingExpertSource::min_budget_bytes(*m, sp);
+  REQUIRE(min.ok());
+  sp.budget_bytes = *min + 200 * 110592;
+  auto src = StreamingExpertSource::create(*m, sp);
+  REQUIRE(src.ok());
+  auto ctx = Context::create(*m, {});
+  REQUIRE(ctx.ok());
+  (*ctx)->set_expert_source(src->get());
+  REQUIRE((*ctx)->decode(prompt, true).ok());
+  const uint64_t rss_full = proc_status_kib("VmRSS:");
+  REQUIRE((*src)->set_budget(*min).ok());
+  CHECK((*src)->n_slots() == 4);
+  const uint64_t rss_small = proc_status_kib("VmRSS:");
+  INFO("VmRSS " << rss_full << " -> " << rss_small);
+  CHECK(rss_small + 100 * 110592 < rss_full);  // the freed slots left the resident set at once
+  (*ctx)->reset();
+  REQUIRE((*ctx)->decode(prompt, true).ok());
+  CHECK(test::same_bits({(*ctx)->logits_all().begin(), (*ctx)->logits_all().end()}, want));
+}
+
+TEST_CASE("streaming: peak RSS <= dense + KV + budget + 64 MiB (measured in a child process)", "[sched]") {
+  LES_REQUIRE_FIXTURE(path, "synthetic/qwen3moe-F16.gguf");
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    // Child: no Catch macros; the exit code carries the verdict.
+    const uint64_t base = proc_status_kib("VmRSS:");
+    ModelParams mp;
+    mp.stream_experts = true;
+    auto m = Model::load(path, mp);
+    if (!m.ok()) _exit(10);
+    uint64_t expert_bytes = 0, file_bytes = (*m)->file().file_size();
+    for (const LayerWeights& l : (*m)->weights().layers)
+      for (const WeightView* v : {&l.gate_exps, &l.up_exps, &l.down_exps})
+        expert_bytes += v->slab_bytes() * static_cast<uint64_t>(v->ne[2]);
+    StreamingParams sp;
+    auto min = StreamingExpertSource::min_budget_bytes(**m, sp);
+    if (!min.ok()) _exit(11);
+    sp.budget_bytes = *min;
+    auto src = StreamingExpertSource::create(**m, sp);
+    if (!src.ok()) _exit(12);
+    ContextParams cp;
+    cp.n_ctx = 128;
+    auto ctx = Context::create(**m, cp);
+    if (!ctx.ok()) _exit(13);
+    (*ctx)->set_expert_source(src->get());
+    const std::vector<int32_t> prompt = test::test_prompt((*m)->hparams().n_vocab, 32);
+    if (!(*ctx)->decode(prompt).ok()) _exit(14);
+    for (int i = 0; i < 16; ++i) {
+      const int32_t t[1] = {test::argmax((*ctx)->logits())};
+      if (!(*ctx)->decode(t).ok()) _exit(15);
+    }
+    const Hparams& hp = (*m)->hparams();
+    const uint64_t kv = 2ull * hp.n_layer * cp.n_ctx * (hp.n_embd_k() + hp.n_embd_v()) / 2 * 2;
+    const uint64_t dense = file_bytes - expert_bytes;
+    const uint64_t hwm = proc_status_kib("VmHWM:");
+    const uint64_t limit = base + dense + kv + sp.budget_bytes + (64ull << 20);
+    std::fprintf(stderr, "peak RSS: base %.1f MiB, VmHWM %.1f MiB, limit %.1f MiB (dense %.1f, experts %.1f MiB)\n",
+                 base / 1048576.0, hwm / 1048576.0, limit / 1048576.0, dense / 1048576.0, expert_bytes / 1048576.0);
+    if (hwm > limit) _exit(20);
+    // Sharper than the product bound (whose 64 MiB exceed this small file): the
+    // growth must stay below dense + KV + budget + half the expert bytes, which
+    // fails if the expert pages of the mapping were faulted in.
+    _exit(hwm - base <= dense + kv + sp.budget_bytes + expert_bytes / 2 ? 0 : 21);
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+}
