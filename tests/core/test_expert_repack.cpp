@@ -232,3 +232,50 @@ TEST_CASE("repack: malformed inputs and bad outputs give clear errors", "[expert
     CHECK_THAT(m.status().message(), Catch::Contains("blk.3.ffn_exps_packed.weight"));
   }
 }
+
+TEST_CASE("repack: damaged layout metadata never crashes, and accepted layouts stay inside the file",
+          "[expert_repack]") {
+  LES_REQUIRE_FIXTURE(src, "trained/tiny-qwen3moe-Q4_K_M.gguf");
+  const std::string out = test::temp_dir() + "/mutate.gguf";
+  REQUIRE(repack_experts(src, out, {.verify = false}).ok());
+  const std::vector<uint8_t> orig = read_file(out);
+  // Byte offsets of every les.expert_layout* key in the header.
+  const std::string needle = kExpertLayoutKey;
+  std::vector<size_t> starts;
+  for (size_t p = 0; p + needle.size() < 200000 && p + needle.size() < orig.size(); ++p)
+    if (std::memcmp(orig.data() + p, needle.data(), needle.size()) == 0) starts.push_back(p);
+  REQUIRE(starts.size() == 8);
+  size_t n_tried = 0, n_accepted = 0;
+  for (size_t s : starts) {
+    // The key's last bytes, its type and its value (up to 48 bytes after the name).
+    for (size_t p = s + needle.size(); p < s + needle.size() + 64 && p < orig.size(); ++p) {
+      for (uint8_t flip : {uint8_t{0x01}, uint8_t{0x80}, uint8_t{0xff}}) {
+        std::vector<uint8_t> bytes = orig;
+        bytes[p] ^= flip;
+        auto f = gguf::GgufFile::parse(bytes.data(), bytes.size());
+        if (!f.ok()) continue;
+        ++n_tried;
+        auto x = ExpertLayout::from_file(**f);
+        if (!x.ok()) {
+          CHECK_FALSE(x.status().message().empty());
+          continue;
+        }
+        ++n_accepted;
+        for (int32_t l = 0; l < x->n_layer(); ++l) {
+          if (!x->layer(l).present) continue;
+          for (int32_t e : {0, x->n_expert() - 1}) {
+            auto r = x->ranges(l, e);
+            REQUIRE(r.ok());
+            for (const FileRange& fr : r->read_ranges()) REQUIRE(fr.end() <= bytes.size());
+          }
+        }
+        if (n_tried % 16 == 0) {
+          auto m = Model::from_gguf(std::move(f).value(), {});
+          if (!m.ok()) CHECK_FALSE(m.status().message().empty());
+        }
+      }
+    }
+  }
+  CHECK(n_tried > 100);
+  CHECK(n_accepted > 0);  // e.g. a flipped letter in a key name that is then ignored
+}
