@@ -8,6 +8,8 @@
 namespace les {
 namespace {
 
+constexpr int64_t kMaxExperts = int64_t{1} << 20;  // expert ids are int32; far above any real model
+
 std::string layer_tensor(int32_t layer, const char* suffix) {
   return fmt::format("blk.{}.{}", layer, suffix);
 }
@@ -87,6 +89,7 @@ Result<ExpertLayout> ExpertLayout::from_file(const gguf::GgufFile& f) {
                                         "down [{}, {}, {}])",
                                         l, g->ne[0], g->ne[1], g->ne[2], u->ne[0], u->ne[1], u->ne[2], d->ne[0],
                                         d->ne[1], d->ne[2]));
+      if (X > kMaxExperts) return format_error(fmt::format("layer {}: {} experts is out of range", l, X));
       if (x.n_expert_ != 0 && X != x.n_expert_)
         return format_error(fmt::format("layer {}: {} experts, earlier layers have {}", l, X, x.n_expert_));
       x.n_expert_ = static_cast<int32_t>(X);
@@ -147,6 +150,7 @@ Result<ExpertLayout> ExpertLayout::from_file(const gguf::GgufFile& f) {
       return format_error(fmt::format("tensor '{}' starts at file offset {}, not a multiple of {}", pname,
                                       p->file_offset, kExpertBlobAlignment));
     const int64_t X = p->ne[1];
+    if (X > kMaxExperts) return format_error(fmt::format("tensor '{}': {} experts is out of range", pname, X));
     if (x.n_expert_ != 0 && X != x.n_expert_)
       return format_error(fmt::format("layer {}: {} experts, earlier layers have {}", l, X, x.n_expert_));
     x.n_expert_ = static_cast<int32_t>(X);
