@@ -19,6 +19,8 @@ Result<std::unique_ptr<Context>> Context::create(const Model& model, const Conte
   kp.n_ctx = q.n_ctx;
   kp.n_embd_k = hp.n_embd_k();
   kp.n_embd_v = hp.n_embd_v();
+  kp.head_dim = hp.head_dim;
+  kp.head_dim_v = hp.head_dim_v;
   kp.type = q.kv_type;
   LES_ASSIGN_OR_RETURN(KvCache kv, KvCache::create(kp));
   return std::unique_ptr<Context>(new Context(model, SequenceState(std::move(kv)), q));

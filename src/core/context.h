@@ -28,12 +28,13 @@ struct ContextParams {
   int32_t n_ctx = 0;       // tokens; 0 = min(model's context_length, 4096)
   int32_t n_batch = 512;   // max tokens per forward chunk (prefill)
   int n_threads = 0;       // kernel threads incl. the caller; 0 = ModelParams.n_threads, then hardware
-  GgmlType kv_type = GgmlType::F16;  // F16 (Q8_0 not implemented: unsupported)
+  GgmlType kv_type = GgmlType::F16;  // KV cache type: F16 or Q8_0 (kv_cache.h; Q8_0 needs head_dim % 32 == 0)
 };
 
 class Context {
  public:
-  // Errors: invalid_argument (n_ctx < 0, n_batch < 1), unsupported (kv_type), out_of_memory.
+  // Errors: invalid_argument (n_ctx < 0, n_batch < 1), unsupported (kv_type not F16/Q8_0,
+  // or Q8_0 with head_dim / head_dim_v not a multiple of 32), out_of_memory.
   // `model` must outlive the Context.
   static Result<std::unique_ptr<Context>> create(const Model& model, const ContextParams& p);
 

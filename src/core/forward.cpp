@@ -35,12 +35,10 @@ Status forward_batch(const Model& model, SequenceState& seq, ExpertSource& exper
   s.v.resize(static_cast<size_t>(n * Dv));
   s.attn.resize(static_cast<size_t>(n * Da));
   s.o.resize(static_cast<size_t>(n * E));
-  s.att_scores.resize(static_cast<size_t>(pos0 + n + hp.head_dim));
 
   for (int64_t t = 0; t < n; ++t) LES_RETURN_IF_ERROR(dequantize_row(W.tok_embd, tokens[t], s.x.data() + t * E));
   experts.observe_embeddings(s.x.data(), n, E);
 
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
   int64_t r0 = 0;  // first active row (only the last rows matter in the last layer)
   for (int32_t il = 0; il < hp.n_layer; ++il) {
     const LayerWeights& l = W.layers[static_cast<size_t>(il)];
@@ -63,19 +61,11 @@ Status forward_batch(const Model& model, SequenceState& seq, ExpertSource& exper
       const int64_t pos = pos0 + t;
       ops::rope(qt, hp.n_head, hp.head_dim, hp.n_rot, pos, hp.rope_freq_base, cfg.rope);
       ops::rope(kt, hp.n_head_kv, hp.head_dim, hp.n_rot, pos, hp.rope_freq_base, cfg.rope);
-      fp16_t* kr = kv.k_row(il, static_cast<int32_t>(pos));
-      fp16_t* vr = kv.v_row(il, static_cast<int32_t>(pos));
-      for (int64_t i = 0; i < Dk; ++i) kr[i] = fp32_to_fp16(kt[i]);
-      const float* vt = s.v.data() + t * Dv;
-      for (int64_t i = 0; i < Dv; ++i) vr[i] = fp32_to_fp16(vt[i]);
+      kv.store(il, static_cast<int32_t>(pos), kt, s.v.data() + t * Dv);
     }
     if (il == hp.n_layer - 1 && !all_rows) r0 = n - 1;
     const int64_t m = n - r0;
-    for (int64_t t = r0; t < n; ++t) {
-      ops::attention_f16(s.q.data() + t * Dq, kv.k_data(il), Dk, kv.v_data(il), Dv, pos0 + t + 1, hp.n_head,
-                         hp.n_head_kv, hp.head_dim, hp.head_dim_v, scale, s.attn.data() + t * Da,
-                         s.att_scores.data());
-    }
+    attention_rows(hp, kv, il, s.q.data() + r0 * Dq, m, pos0 + r0, s.attn.data() + r0 * Da, s.att, nullptr);
     LES_RETURN_IF_ERROR(matmul(l.wo, s.attn.data() + r0 * Da, m, Da, s.o.data() + r0 * E, E, s.mm));
     for (int64_t i = r0 * E; i < n * E; ++i) s.x[i] += s.o[i];
     for (int64_t t = r0; t < n; ++t) ops::rms_norm(s.x.data() + t * E, f32(l.ffn_norm), E, hp.rms_eps, s.h.data() + t * E);

@@ -3,7 +3,7 @@
 //
 // Per layer (pre-norm): h = RMSNorm(x)·attn_norm; q,k,v = W·h (+bias);
 // [per-head RMSNorm of q,k]; RoPE(q,k) at positions n_past..; K,V appended to the
-// F16 KV cache; causal GQA attention; x += Wo·attn; h = RMSNorm(x)·ffn_norm;
+// KV cache (F16 or Q8_0); causal GQA attention (attention.h, split over s.mm.pool); x += Wo·attn; h = RMSNorm(x)·ffn_norm;
 // x += FFN(h) (moe_layer.h). Then logits = W_out·(RMSNorm(x)·output_norm).
 // Like llama.cpp, the last layer computes attention output and FFN only for the
 // rows whose logits are wanted (saves work; does not change logits).
@@ -15,6 +15,7 @@
 #include <span>
 #include <vector>
 
+#include "core/attention.h"
 #include "core/kv_cache.h"
 #include "core/matvec.h"
 #include "core/model.h"
@@ -23,7 +24,8 @@
 namespace les {
 
 struct ForwardScratch {
-  std::vector<float> x, h, q, k, v, attn, o, att_scores;
+  std::vector<float> x, h, q, k, v, attn, o;
+  AttentionScratch att;
   FfnScratch ffn;
   MatmulScratch mm;
 };

@@ -8,9 +8,10 @@
 //    ggml does (theta *= base^(-2/n_rot) per pair, in float). NORM rotates adjacent
 //    pairs (2i, 2i+1) (llama); NEOX rotates (i, i + n_rot/2) (qwen2/qwen3). Dims
 //    >= n_rot are left unchanged.
-//  * Attention (no flash attention): scores = scale * (f16(q)·K), causal,
-//    softmax in F32, probabilities rounded to F16, then summed against V, exactly
-//    the precision steps of ggml's mul_mat(K, q) / soft_max_ext / mul_mat(V, kq).
+//  * Attention, F16 cache (no flash attention): scores = scale * (f16(q)·K),
+//    causal, softmax in F32, probabilities rounded to F16, then summed against V,
+//    exactly the precision steps of ggml's mul_mat(K, q) / soft_max_ext /
+//    mul_mat(V, kq). Q8_0 cache: see attention_head_q8_0.
 //
 // Thread-safety: pure functions on caller-owned buffers.
 #pragma once
@@ -40,16 +41,43 @@ float silu(float x);
 // out[i] = silu(gate[i]) * up[i], i < n. out may alias gate or up.
 void swiglu(const float* gate, const float* up, int64_t n, float* out);
 
-// Causal attention for one query token over a KV cache stored as F16 rows.
-//   q:   n_head * head_dim floats (head-major).
-//   k:   n_kv positions, row j at k + j * kv_stride_k, holding n_head_kv * head_dim halves.
-//   v:   n_kv positions, row j at v + j * kv_stride_v, holding n_head_kv * head_dim_v halves.
-//   out: n_head * head_dim_v floats.
+// Causal attention of one query head over a KV cache stored as F16 rows.
+//   qh:  head_dim floats (this query head).
+//   k:   n_kv positions; position j's head at k + j * kv_stride_k bytes, head_dim halves.
+//   v:   n_kv positions; position j's head at v + j * kv_stride_v bytes, head_dim_v halves.
+//   out: head_dim_v floats.
 //   scratch: n_kv + head_dim floats.
-// Query head h uses KV head h / (n_head / n_head_kv) (GQA). Positions 0..n_kv-1 are all
-// visible (the caller passes n_kv = pos + 1 for causality). Precondition: n_head % n_head_kv == 0.
+// Positions 0..n_kv-1 are all visible (the caller passes n_kv = pos + 1 for causality).
+// Rows may sit at any byte address. Thread-safety: pure; distinct scratch per thread.
+void attention_head_f16(const float* qh, const uint8_t* k, int64_t kv_stride_k, const uint8_t* v,
+                        int64_t kv_stride_v, int64_t n_kv, int head_dim, int head_dim_v, float scale, float* out,
+                        float* scratch);
+
+// All heads of one query token: query head h uses KV head h / (n_head / n_head_kv) (GQA).
+//   q:   n_head * head_dim floats (head-major); out: n_head * head_dim_v floats.
+//   k/v: rows of n_head_kv * head_dim (head_dim_v) halves, kv_stride_k/v halves apart.
+//   scratch: n_kv + head_dim floats. Precondition: n_head % n_head_kv == 0.
 void attention_f16(const float* q, const fp16_t* k, int64_t kv_stride_k, const fp16_t* v, int64_t kv_stride_v,
                    int64_t n_kv, int n_head, int n_head_kv, int head_dim, int head_dim_v, float scale, float* out,
                    float* scratch);
+
+// Scratch floats attention_head_q8_0 needs for n_kv positions.
+int64_t attention_head_q8_0_scratch(int64_t n_kv, int head_dim, int head_dim_v);
+
+// Causal attention of one query head over a KV cache stored as Q8_0 rows
+// (ggml's flash-attention semantics for a Q8_0 cache, which is how llama.cpp
+// runs one): the query head is quantised to Q8_0 with `quantize_q8_0`,
+// score_j = scale * dot_q8_0(K_j, q8) with `dot_q8_0_q8_0`, softmax in F32
+// (ops::softmax), out = sum_j p_j * dequant(V_j) in F32 (`dequantize_q8_0`).
+// Arguments as attention_head_f16 (strides in bytes; head_dim and head_dim_v
+// multiples of 32); scratch holds attention_head_q8_0_scratch(...) floats.
+// The three functions come from a KernelTable (any tier: they are bit-exact).
+using AttnVecDotFn = void (*)(int64_t n, float* s, const void* w, const void* x);
+using AttnQuantizeFn = void (*)(const float* x, void* y, int64_t n);
+using AttnDequantizeFn = void (*)(const void* x, float* y, int64_t n);
+void attention_head_q8_0(const float* qh, const uint8_t* k, int64_t kv_stride_k, const uint8_t* v,
+                         int64_t kv_stride_v, int64_t n_kv, int head_dim, int head_dim_v, float scale, float* out,
+                         float* scratch, AttnVecDotFn dot_q8_0_q8_0, AttnQuantizeFn quantize_q8_0,
+                         AttnDequantizeFn dequantize_q8_0);
 
 }  // namespace les::ops
