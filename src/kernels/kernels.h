@@ -27,6 +27,8 @@ namespace les::kernels {
 
 // s[0] = dot(one weight row `w` of type T, activations `x` already quantised to
 // vec_dot_type(T)), over n elements (n a multiple of both block sizes).
+// `w` and `x` need their block structs' natural alignment (alignof <= 4 bytes;
+// GGUF tensor data is 32-byte aligned), not SIMD-width alignment.
 using VecDotFn = void (*)(int64_t n, float* s, const void* w, const void* x);
 
 // Quantise n floats (n a multiple of the block size) into blocks at y.
