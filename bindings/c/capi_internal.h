@@ -17,6 +17,7 @@
 #include "core/generate.h"
 #include "core/model.h"
 #include "core/tokenizer.h"
+#include "sched/streaming_expert_source.h"
 #include "last_error.h"
 #include "les/les.h"
 #include "util/status.h"
@@ -81,6 +82,8 @@ struct les_model {
 
 struct les_context {
   std::shared_ptr<les::capi::ModelState> model;
+  // Declared before ctx so it is destroyed after it (the Context borrows it).
+  std::unique_ptr<les::sched::StreamingExpertSource> experts;  // null: experts resident
   std::unique_ptr<les::Context> ctx;
   std::string last_error;
   std::atomic<bool> cancel{false};

@@ -46,11 +46,32 @@ les_status les_context_create(les_model* model, const les_context_params* params
         return fail(les::invalid_argument_error("les_context_params.kv_type " + std::to_string(p.kv_type) +
                                                 " is not a les_kv_type"));
     }
+    std::unique_ptr<les::sched::StreamingExpertSource> experts;
+    const les_model_params& mp = model->state->params;
+    if (mp.expert_budget_bytes > 0) {
+      les::sched::StreamingParams sp;
+      sp.budget_bytes = static_cast<size_t>(mp.expert_budget_bytes);
+      sp.prefetch_c = mp.prefetch_candidates;
+      sp.policy = mp.eviction == LES_EVICTION_LRU ? les::sched::EvictionPolicy::lru
+                                                  : les::sched::EvictionPolicy::lfu_aged;
+      switch (mp.io_backend) {
+        case LES_IO_IO_URING: sp.io = les::io::IoBackendKind::io_uring; break;
+        case LES_IO_PREAD: sp.io = les::io::IoBackendKind::pread; break;
+        case LES_IO_DISPATCH_IO: sp.io = les::io::IoBackendKind::dispatch_io; break;
+        default: sp.io = les::io::IoBackendKind::automatic; break;
+      }
+      sp.n_batch_max = cp.n_batch;
+      auto src = les::sched::StreamingExpertSource::create(*model->state->model, sp);
+      if (!src.ok()) return fail(src.status().with_context("expert streaming"));
+      experts = std::move(src).value();
+    }
     auto ctx = les::Context::create(*model->state->model, cp);
     if (!ctx.ok()) return fail(ctx.status());
     auto* handle = new les_context;
     handle->model = model->state;
+    handle->experts = std::move(experts);
     handle->ctx = std::move(ctx).value();
+    if (handle->experts) handle->ctx->set_expert_source(handle->experts.get());
     model->state->logger->debug("context created: n_ctx {}", handle->ctx->n_ctx());
     *out_ctx = handle;
     return LES_OK;

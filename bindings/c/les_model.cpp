@@ -75,7 +75,8 @@ std::string value_to_text(const les::gguf::Value& v) {
 
 const les::Hparams* hp(const les_model* m) { return m && m->state ? &m->state->model->hparams() : nullptr; }
 
-constexpr size_t kModelParamsV1 = sizeof(les_model_params);
+// The first version of les_model_params ended before the streaming fields.
+constexpr size_t kModelParamsV1 = offsetof(les_model_params, expert_budget_bytes);
 
 }  // namespace
 
@@ -89,6 +90,10 @@ les_model_params les_model_default_params(void) {
   p.log_callback = nullptr;
   p.log_user_data = nullptr;
   p.log_level = LES_LOG_WARN;
+  p.expert_budget_bytes = 0;
+  p.prefetch_candidates = -1;
+  p.io_backend = LES_IO_AUTO;
+  p.eviction = LES_EVICTION_LFU_AGED;
   return p;
 }
 
@@ -103,11 +108,21 @@ les_status les_model_load(const char* path, const les_model_params* params, les_
     if (p.n_threads < 0)
       return fail(les::invalid_argument_error("les_model_params.n_threads is " + std::to_string(p.n_threads) +
                                               "; must be >= 0 (0 = all cores)"));
+    if (p.io_backend < LES_IO_AUTO || p.io_backend > LES_IO_DISPATCH_IO)
+      return fail(les::invalid_argument_error("les_model_params.io_backend " + std::to_string(p.io_backend) +
+                                              " is not a les_io_backend"));
+    if (p.eviction != LES_EVICTION_LFU_AGED && p.eviction != LES_EVICTION_LRU)
+      return fail(les::invalid_argument_error("les_model_params.eviction " + std::to_string(p.eviction) +
+                                              " is not a les_eviction_policy"));
+    if (p.prefetch_candidates < -1)
+      return fail(les::invalid_argument_error("les_model_params.prefetch_candidates is " +
+                                              std::to_string(p.prefetch_candidates) + "; use -1, 0 or k..2k"));
     auto state = std::make_shared<les::capi::ModelState>();
     state->params = p;
     state->logger = les::capi::make_logger(p.log_callback, p.log_user_data, p.log_level);
     les::ModelParams mp;
     mp.n_threads = p.n_threads;
+    mp.stream_experts = p.expert_budget_bytes > 0;
     auto model = les::Model::load(path, mp);
     if (!model.ok()) {
       state->logger->error("cannot load '{}': {}", path, model.status().message());

@@ -96,15 +96,43 @@ typedef void (*les_log_callback)(les_log_level level, const char *msg, void *use
 typedef struct les_model les_model;
 typedef struct les_context les_context;
 
+/* I/O backend for streamed experts. AUTO = io_uring where the kernel allows it, else pread. */
+typedef enum les_io_backend {
+  LES_IO_AUTO = 0,
+  LES_IO_IO_URING = 1,   /* Linux io_uring (LES_ERR_UNSUPPORTED where refused or not built) */
+  LES_IO_PREAD = 2,      /* POSIX pread thread pool (everywhere; Android apps) */
+  LES_IO_DISPATCH_IO = 3 /* Apple dispatch_io (LES_ERR_UNSUPPORTED elsewhere) */
+} les_io_backend;
+
+/* Expert cache eviction. LFU_AGED: access frequency halving every 16 tokens; LRU: least recently used. */
+typedef enum les_eviction_policy {
+  LES_EVICTION_LFU_AGED = 0,
+  LES_EVICTION_LRU = 1
+} les_eviction_policy;
+
 typedef struct les_model_params {
   uint32_t struct_size;        /* sizeof(les_model_params) as compiled by the caller; set by les_model_default_params() */
   int32_t n_threads;           /* compute threads; 0 = number of cores */
   les_log_callback log_callback; /* NULL = log to stderr at WARN and above */
   void *log_user_data;         /* passed to log_callback */
   les_log_level log_level;     /* minimum level delivered; default LES_LOG_WARN */
+  /* --- appended in 0.1: expert streaming (DESIGN.md). Older callers' struct_size ends above. --- */
+  uint64_t expert_budget_bytes;  /* 0 = routed experts stay in the memory-mapped file (resident);
+                                    > 0 = experts are streamed from the file into a per-context expert
+                                    cache of this many bytes (cache slots, read buffers and scratch
+                                    together); les_context_create() refuses a budget below the minimum
+                                    (one layer's selected experts plus buffers) with
+                                    LES_ERR_INVALID_ARGUMENT naming that minimum. Either expert file
+                                    layout (GGUF's or `les repack`'s) is recognised from the file. */
+  int32_t prefetch_candidates;   /* lookahead: experts prefetched per layer, the top-c of the next
+                                    layer's router applied to this layer's router input; -1 = top-k + 2
+                                    (default), 0 = no lookahead (on-demand reads), else k <= c <= 2k */
+  les_io_backend io_backend;     /* how expert bytes are read; default LES_IO_AUTO */
+  les_eviction_policy eviction;  /* expert cache eviction; default LES_EVICTION_LFU_AGED */
 } les_model_params;
 
-/* Defaults: struct_size set, n_threads 0, no callback, WARN. Thread-safe. */
+/* Defaults: struct_size set, n_threads 0, no callback, WARN, experts resident
+ * (expert_budget_bytes 0), prefetch_candidates -1, LES_IO_AUTO, LFU_AGED. Thread-safe. */
 LES_API les_model_params les_model_default_params(void);
 
 /* Loads a GGUF model. `params` may be NULL (defaults). On success *out_model
@@ -225,6 +253,53 @@ LES_API les_status les_context_trim(les_context *ctx, int32_t n_keep);
 /* Asks a running les_generate() on this context to stop after the current
  * token. Thread-safe: may be called from any thread. */
 LES_API void les_context_cancel(les_context *ctx);
+
+/* ------------------------------------------------------------------------
+ * Expert streaming (contexts of a model loaded with expert_budget_bytes > 0)
+ * ------------------------------------------------------------------------ */
+
+/* Changes the context's expert budget at run time (e.g. when the OS asks the
+ * app to free memory); a lower budget evicts and frees at once. Errors:
+ * LES_ERR_INVALID_ARGUMENT (context does not stream experts, or below the
+ * minimum: the message names it; nothing changes). Not during les_generate(). */
+LES_API les_status les_context_set_expert_budget(les_context *ctx, uint64_t budget_bytes);
+
+/* Totals since the context was created (or les_context_reset_stream_stats). */
+typedef struct les_stream_stats {
+  uint32_t struct_size;          /* set by the caller to sizeof(les_stream_stats) */
+  uint64_t budget_bytes;         /* current budget */
+  int32_t n_slots;               /* expert slots that fit in it */
+  int32_t prefetch_candidates;   /* c in effect */
+  uint64_t tokens;               /* tokens run through forward passes */
+  uint64_t bytes_read;           /* bytes read from the file (incl. O_DIRECT alignment padding) */
+  uint64_t reads_issued;         /* read requests (3 per expert in GGUF's layout, 1 when repacked) */
+  uint64_t demand_experts;       /* experts read because compute needed them now */
+  uint64_t prefetch_experts;     /* experts read ahead by the lookahead predictor */
+  uint64_t cache_hits;           /* selected experts already in the cache */
+  uint64_t inflight_hits;        /* selected experts whose prefetch was still in flight */
+  uint64_t cache_misses;         /* selected experts that needed a demand read */
+  uint64_t prefetch_unused_bytes;/* bytes prefetched and evicted before any use */
+  uint64_t read_errors;          /* experts whose read failed */
+  double hit_rate;               /* (hits + in-flight hits) / selected experts */
+  double mean_recall;            /* predictor recall averaged over layers 1.. (layer l+1 from l) */
+  double io_wait_seconds;        /* compute blocked waiting for expert bytes */
+  double io_idle_seconds;        /* no read in flight while a forward pass ran */
+  double wall_seconds;           /* time inside forward passes */
+} les_stream_stats;
+
+/* Per-layer predictor and cache figures. */
+typedef struct les_stream_layer_stats {
+  uint32_t struct_size; /* sizeof(les_stream_layer_stats) */
+  uint64_t cache_hits, inflight_hits, cache_misses;
+  double recall;        /* |predicted ∩ selected| / |selected| */
+  double precision;     /* |predicted ∩ selected| / |predicted| */
+} les_stream_layer_stats;
+
+/* Copies the streaming totals / one layer's figures. Errors:
+ * LES_ERR_INVALID_ARGUMENT (NULL, wrong struct_size, layer out of range, or a
+ * context that does not stream experts). Same thread rules as the context. */
+LES_API les_status les_context_stream_stats(const les_context *ctx, les_stream_stats *out);
+LES_API les_status les_context_stream_layer_stats(const les_context *ctx, int32_t layer, les_stream_layer_stats *out);
 
 /* ------------------------------------------------------------------------
  * Sampling and generation

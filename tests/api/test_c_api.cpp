@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -263,5 +264,113 @@ TEST_CASE("C API: log callback receives the library's log lines", "[api]") {
   REQUIRE(les_model_load(path.c_str(), &mp, &m) == LES_OK);
   REQUIRE_FALSE(log.lines.empty());
   CHECK(log.lines[0].find("loaded") != std::string::npos);
+  les_model_free(m);
+}
+
+TEST_CASE("C API: streamed experts give the resident text; budget and statistics", "[api][stream]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  les_model_params mp = les_model_default_params();
+  mp.n_threads = 2;
+  mp.expert_budget_bytes = 4u << 20;  // 4 MiB of the model's 25 MiB of experts
+  mp.prefetch_candidates = 6;         // k + 2
+  mp.io_backend = LES_IO_PREAD;
+  les_model* m = nullptr;
+  REQUIRE(les_model_load(path.c_str(), &mp, &m) == LES_OK);
+  les_context* c = nullptr;
+  REQUIRE(les_context_create(m, nullptr, &c) == LES_OK);
+
+  les_generate_params gp = les_generate_default_params();
+  gp.n_predict = 8;
+  gp.ignore_eos = true;
+  gp.sampler.temperature = 0.0f;
+  Collect col;
+  REQUIRE(les_generate(c, "The castle stood upon a rock, and the", &gp, collect, &col) == LES_OK);
+  CHECK(col.text == " sun was now heard, that the sun");
+
+  les_stream_stats st;
+  std::memset(&st, 0, sizeof st);
+  st.struct_size = sizeof st;
+  REQUIRE(les_context_stream_stats(c, &st) == LES_OK);
+  CHECK(st.budget_bytes == (4u << 20));
+  CHECK(st.n_slots > 0);
+  CHECK(st.prefetch_candidates == 6);
+  CHECK(st.tokens >= 17);  // 10 prompt tokens + 7 decoded
+  CHECK(st.bytes_read > 0);
+  CHECK(st.reads_issued > 0);
+  CHECK(st.cache_hits + st.inflight_hits + st.cache_misses > 0);
+  CHECK(st.hit_rate >= 0.0);
+  CHECK(st.hit_rate <= 1.0);
+  CHECK(st.read_errors == 0);
+  les_stream_layer_stats ls;
+  ls.struct_size = sizeof ls;
+  REQUIRE(les_context_stream_layer_stats(c, 7, &ls) == LES_OK);
+  CHECK(ls.recall >= 0.0);
+  CHECK(ls.recall <= 1.0);
+  CHECK(les_context_stream_layer_stats(c, 8, &ls) == LES_ERR_INVALID_ARGUMENT);
+  st.struct_size = 8;
+  CHECK(les_context_stream_stats(c, &st) == LES_ERR_INVALID_ARGUMENT);
+
+  // The budget can be lowered at run time; below the minimum it is refused, naming it.
+  CHECK(les_context_set_expert_budget(c, 2u << 20) == LES_OK);
+  CHECK(les_context_set_expert_budget(c, 1024) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(les_last_error()).find("minimum") != std::string::npos);
+  st.struct_size = sizeof st;
+  REQUIRE(les_context_stream_stats(c, &st) == LES_OK);
+  CHECK(st.budget_bytes == (2u << 20));
+  les_context_reset(c);
+  Collect col2;
+  REQUIRE(les_generate(c, "The castle stood upon a rock, and the", &gp, collect, &col2) == LES_OK);
+  CHECK(col2.text == col.text);
+  les_context_free(c);
+
+  // A budget below the minimum, or c outside [k, 2k], is refused at context creation.
+  les_model_free(m);
+  mp.expert_budget_bytes = 4096;
+  REQUIRE(les_model_load(path.c_str(), &mp, &m) == LES_OK);
+  c = nullptr;
+  CHECK(les_context_create(m, nullptr, &c) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(c == nullptr);
+  CHECK(std::string(les_last_error()).find("minimum") != std::string::npos);
+  les_model_free(m);
+  mp.expert_budget_bytes = 4u << 20;
+  mp.prefetch_candidates = 100;
+  REQUIRE(les_model_load(path.c_str(), &mp, &m) == LES_OK);
+  CHECK(les_context_create(m, nullptr, &c) == LES_ERR_INVALID_ARGUMENT);
+  les_model_free(m);
+
+  // Bad enum values are rejected at load.
+  mp = les_model_default_params();
+  mp.io_backend = static_cast<les_io_backend>(42);
+  CHECK(les_model_load(path.c_str(), &mp, &m) == LES_ERR_INVALID_ARGUMENT);
+  mp = les_model_default_params();
+  mp.eviction = static_cast<les_eviction_policy>(-3);
+  CHECK(les_model_load(path.c_str(), &mp, &m) == LES_ERR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("C API: streaming calls on a resident context are refused", "[api][stream]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  Loaded l;
+  REQUIRE(load(path, l));
+  les_stream_stats st;
+  st.struct_size = sizeof st;
+  CHECK(les_context_stream_stats(l.ctx, &st) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(les_last_error()).find("expert_budget_bytes") != std::string::npos);
+  CHECK(les_context_set_expert_budget(l.ctx, 1u << 30) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(les_context_stream_stats(nullptr, &st) == LES_ERR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("C API: a caller built against the first les_model_params still loads", "[api]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  les_model_params p = les_model_default_params();
+  p.struct_size = static_cast<uint32_t>(offsetof(les_model_params, expert_budget_bytes));
+  p.expert_budget_bytes = 12345;  // beyond the old struct: must be ignored (defaults used)
+  les_model* m = nullptr;
+  REQUIRE(les_model_load(path.c_str(), &p, &m) == LES_OK);
+  les_context* c = nullptr;
+  REQUIRE(les_context_create(m, nullptr, &c) == LES_OK);
+  les_stream_stats st;
+  st.struct_size = sizeof st;
+  CHECK(les_context_stream_stats(c, &st) == LES_ERR_INVALID_ARGUMENT);  // resident: the default
+  les_context_free(c);
   les_model_free(m);
 }

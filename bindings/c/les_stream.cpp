@@ -1,0 +1,103 @@
+// C ABI: expert-streaming budget and statistics of a context (les.h).
+#include <cstring>
+#include <string>
+
+#include "capi_internal.h"
+#include "sched/sched_stats.h"
+
+using les::capi::fail;
+using les::capi::guarded;
+
+namespace {
+
+les::Status require_streaming(const les_context* ctx, const char* fn) {
+  if (ctx == nullptr) return les::invalid_argument_error(std::string(fn) + ": ctx is NULL");
+  if (!ctx->experts)
+    return les::invalid_argument_error(std::string(fn) +
+                                       ": this context does not stream experts (load the model with "
+                                       "les_model_params.expert_budget_bytes > 0)");
+  return les::Status();
+}
+
+template <typename T>
+les::Status check_out(const T* out, const char* type_name) {
+  if (out == nullptr) return les::invalid_argument_error(std::string(type_name) + " pointer is NULL");
+  if (out->struct_size != sizeof(T))
+    return les::invalid_argument_error(std::string(type_name) + ".struct_size is " +
+                                       std::to_string(out->struct_size) + "; set it to sizeof(" + type_name +
+                                       ") = " + std::to_string(sizeof(T)));
+  return les::Status();
+}
+
+}  // namespace
+
+extern "C" {
+
+les_status les_context_set_expert_budget(les_context* ctx, uint64_t budget_bytes) {
+  return guarded("les_context_set_expert_budget", [&]() -> les_status {
+    les::Status s = require_streaming(ctx, "les_context_set_expert_budget");
+    if (!s.ok()) return fail(s);
+    s = ctx->experts->set_budget(static_cast<size_t>(budget_bytes));
+    if (!s.ok()) return fail(s, &ctx->last_error);
+    return LES_OK;
+  });
+}
+
+les_status les_context_stream_stats(const les_context* ctx, les_stream_stats* out) {
+  return guarded("les_context_stream_stats", [&]() -> les_status {
+    les::Status s = require_streaming(ctx, "les_context_stream_stats");
+    if (!s.ok()) return fail(s);
+    s = check_out(out, "les_stream_stats");
+    if (!s.ok()) return fail(s);
+    const les::sched::SchedStats& st = ctx->experts->stats();
+    les_stream_stats r;
+    std::memset(&r, 0, sizeof r);
+    r.struct_size = sizeof r;
+    r.budget_bytes = ctx->experts->budget_bytes();
+    r.n_slots = ctx->experts->n_slots();
+    r.prefetch_candidates = ctx->experts->prefetch_c();
+    r.tokens = st.tokens;
+    r.bytes_read = st.bytes_read;
+    r.reads_issued = st.reads_issued;
+    r.demand_experts = st.demand_experts;
+    r.prefetch_experts = st.prefetch_experts;
+    r.cache_hits = st.hits();
+    r.inflight_hits = st.inflight_hits();
+    r.cache_misses = st.misses();
+    r.prefetch_unused_bytes = st.prefetch_unused_bytes;
+    r.read_errors = st.read_errors;
+    r.hit_rate = st.hit_rate();
+    r.mean_recall = st.mean_recall(1);
+    r.io_wait_seconds = st.io_wait_s;
+    r.io_idle_seconds = st.io_idle_s;
+    r.wall_seconds = st.wall_s;
+    *out = r;
+    return LES_OK;
+  });
+}
+
+les_status les_context_stream_layer_stats(const les_context* ctx, int32_t layer, les_stream_layer_stats* out) {
+  return guarded("les_context_stream_layer_stats", [&]() -> les_status {
+    les::Status s = require_streaming(ctx, "les_context_stream_layer_stats");
+    if (!s.ok()) return fail(s);
+    s = check_out(out, "les_stream_layer_stats");
+    if (!s.ok()) return fail(s);
+    const auto& layers = ctx->experts->stats().layers;
+    if (layer < 0 || static_cast<size_t>(layer) >= layers.size())
+      return fail(les::invalid_argument_error("les_context_stream_layer_stats: layer " + std::to_string(layer) +
+                                              " is outside [0, " + std::to_string(layers.size()) + ")"));
+    const les::sched::LayerSchedStats& L = layers[static_cast<size_t>(layer)];
+    les_stream_layer_stats r;
+    std::memset(&r, 0, sizeof r);
+    r.struct_size = sizeof r;
+    r.cache_hits = L.hits;
+    r.inflight_hits = L.inflight_hits;
+    r.cache_misses = L.misses;
+    r.recall = L.recall();
+    r.precision = L.precision();
+    *out = r;
+    return LES_OK;
+  });
+}
+
+}  // extern "C"
