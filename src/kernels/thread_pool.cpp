@@ -23,7 +23,10 @@ inline void cpu_relax() {
 
 }  // namespace
 
-ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads) {
+ThreadPool::ThreadPool(int n_threads)
+    : n_threads_(n_threads < 1 ? 1 : n_threads),
+      claimed_(std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(n_threads_))) {
+  for (int i = 0; i < n_threads_; ++i) claimed_[static_cast<size_t>(i)].store(0, std::memory_order_relaxed);
   workers_.reserve(static_cast<size_t>(n_threads_ - 1));
   for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_main(i); });
 }
@@ -36,6 +39,15 @@ ThreadPool::~ThreadPool() {
   }
   cv_.notify_all();
   for (auto& t : workers_) t.join();
+}
+
+bool ThreadPool::claim(int index, uint64_t generation) {
+  std::atomic<uint64_t>& c = claimed_[static_cast<size_t>(index)];
+  uint64_t old = c.load(std::memory_order_acquire);
+  while (old < generation) {
+    if (c.compare_exchange_weak(old, generation, std::memory_order_acq_rel, std::memory_order_acquire)) return true;
+  }
+  return false;  // range `index` of this job (or a later one) is already taken
 }
 
 void ThreadPool::run_range(int index) {
@@ -52,16 +64,26 @@ void ThreadPool::parallel_for(int64_t n_tasks, TaskRef fn) {
   job_ = &fn;
   job_tasks_ = n_tasks;
   pending_.store(n_threads_ - 1, std::memory_order_relaxed);
+  uint64_t g = 0;
   bool wake = false;
   {
     // Publishing under the mutex orders the bump against a worker that is about
     // to sleep (it re-checks the generation under the same mutex).
     std::lock_guard<std::mutex> lock(mu_);
-    generation_.fetch_add(1, std::memory_order_acq_rel);
+    g = generation_.fetch_add(1, std::memory_order_acq_rel) + 1;
     wake = sleepers_ > 0;
   }
   if (wake) cv_.notify_all();
   run_range(0);
+  // Ranges whose worker has not started yet (descheduled on a busy machine,
+  // still waking up) are run here, each under its own index; only ranges a
+  // worker already claimed are waited for.
+  for (int i = 1; i < n_threads_; ++i) {
+    if (claim(i, g)) {
+      run_range(i);
+      pending_.fetch_sub(1, std::memory_order_acq_rel);
+    }
+  }
   // Spin briefly, then yield: with more threads than free cores (shared
   // machines) a pure spin would keep the last worker from being scheduled.
   for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
@@ -91,8 +113,12 @@ void ThreadPool::worker_main(int index) {
     }
     seen = g;
     if (stop_.load(std::memory_order_acquire)) return;
-    run_range(index);
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    // The caller may have run this range itself (and even finished the job);
+    // a claim of generation g succeeds only while job g still waits for it.
+    if (claim(index, g)) {
+      run_range(index);
+      pending_.fetch_sub(1, std::memory_order_acq_rel);
+    }
   }
 }
 

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <type_traits>
@@ -50,9 +51,13 @@ class ThreadPool {
   int n_threads() const noexcept { return n_threads_; }
 
   // Splits [0, n_tasks) into n_threads() contiguous ranges (split_range) and
-  // runs fn(begin, end, i) for every non-empty range i, range 0 on the calling
-  // thread. Returns when all are done. The split depends only on n_tasks and
-  // n_threads(), never on timing. n_tasks <= 0 does nothing.
+  // runs fn(begin, end, i) exactly once for every non-empty range i, range 0 on
+  // the calling thread. Returns when all are done. The split depends only on
+  // n_tasks and n_threads(), never on timing; which thread runs range i > 0
+  // does: worker i if it claims the range first, else the calling thread after
+  // range 0 (so a worker that is not scheduled, on a loaded machine, delays
+  // nothing). i is an exclusive slot either way: no two ranges with the same i
+  // run at once, so per-index scratch stays private. n_tasks <= 0 does nothing.
   void parallel_for(int64_t n_tasks, TaskRef fn);
 
   struct Range {
@@ -70,6 +75,9 @@ class ThreadPool {
  private:
   void worker_main(int index);
   void run_range(int index);
+  // Takes range `index` of job `generation` for the calling thread; false if
+  // someone already took it.
+  bool claim(int index, uint64_t generation);
 
   int n_threads_;
   std::vector<std::thread> workers_;
@@ -80,6 +88,8 @@ class ThreadPool {
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> pending_{0};
   std::atomic<bool> stop_{false};
+  // claimed_[i]: the latest generation whose range i someone has taken.
+  std::unique_ptr<std::atomic<uint64_t>[]> claimed_;
 
   std::mutex mu_;
   std::condition_variable cv_;

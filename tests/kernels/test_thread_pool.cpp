@@ -68,3 +68,34 @@ TEST_CASE("ThreadPool with n_threads < 1 runs on the caller", "[kernels][thread_
   pool.parallel_for(5, fn);
   CHECK(calls == 1);
 }
+
+TEST_CASE("oversubscribed pool: each range once per job, one runner per index at a time", "[kernels][thread_pool]") {
+  // 8 participants on a machine with fewer cores: the calling thread often runs
+  // the ranges of workers that are not scheduled yet (parallel_for's claim).
+  const int threads = 8;
+  ThreadPool pool(threads);
+  std::vector<std::atomic<int>> busy(threads);
+  std::atomic<bool> overlap{false}, bad_range{false};
+  std::atomic<int64_t> total{0};
+  for (int rep = 0; rep < 2000; ++rep) {
+    const int64_t n = 1 + rep % 37;
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    auto fn = [&](int64_t b, int64_t e, int t) {
+      if (busy[static_cast<size_t>(t)].fetch_add(1) != 0) overlap = true;
+      const auto r = ThreadPool::split_range(n, threads, t);
+      if (b != r.begin || e != r.end) bad_range = true;
+      for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+      total += e - b;
+      busy[static_cast<size_t>(t)].fetch_sub(1);
+    };
+    pool.parallel_for(n, fn);
+    bool once = true;
+    for (auto& h : hits) once = once && h == 1;
+    REQUIRE(once);
+  }
+  CHECK_FALSE(overlap);
+  CHECK_FALSE(bad_range);
+  int64_t expect = 0;
+  for (int rep = 0; rep < 2000; ++rep) expect += 1 + rep % 37;
+  CHECK(total == expect);
+}
