@@ -120,6 +120,10 @@ TEST_CASE("Context with a Q8_0 KV cache follows llama.cpp on the trained F16 mod
     q8.reset();
     REQUIRE(f16.decode(toks).ok());
     REQUIRE(q8.decode(toks).ok());
+    // Free-running greedy with the Q8_0 cache feeds the same tokens as this pass
+    // until our argmax first differs from the reference (golden_support.h), so
+    // its prefix check (up to the first reference near-tie) is read off here.
+    bool prefix_open = true;
     for (size_t i = 0; i < gids.size(); ++i) {
       compare_logits();
       const int32_t am = argmax(q8.logits());
@@ -130,21 +134,15 @@ TEST_CASE("Context with a Q8_0 KV cache follows llama.cpp on the trained F16 mod
         agree += am == gids[i];
         min_checked_margin = std::min(min_checked_margin, margins[i]);
       }
+      if (prefix_open && margins[i] < 0.05) prefix_open = false;
+      if (prefix_open && am != gids[i]) {
+        ++free_fail;
+        prefix_open = false;
+      }
       if (i + 1 < gids.size()) {
         REQUIRE(f16.decode(std::span<const int32_t>(&gids[i], 1)).ok());
         REQUIRE(q8.decode(std::span<const int32_t>(&gids[i], 1)).ok());
       }
-    }
-    // free-running greedy with the Q8_0 cache until the first reference near-tie
-    q8.reset();
-    REQUIRE(q8.decode(toks).ok());
-    for (size_t i = 0; i < gids.size() && margins[i] >= 0.05; ++i) {
-      const int32_t am = argmax(q8.logits());
-      if (am != gids[i]) {
-        ++free_fail;
-        break;
-      }
-      if (i + 1 < gids.size()) REQUIRE(q8.decode(std::span<const int32_t>(&am, 1)).ok());
     }
   }
   const double rms = std::sqrt(sum_sq / static_cast<double>(n_diff));
