@@ -39,11 +39,13 @@ les_status les_context_create(les_model* model, const les_context_params* params
     cp.n_ctx = p.n_ctx;
     cp.n_batch = p.n_batch > 0 ? p.n_batch : 512;
     cp.n_threads = p.n_threads > 0 ? p.n_threads : model->state->params.n_threads;
-    switch (p.kv_type) {
+    int32_t kv_raw = 0;  // read raw: an out-of-range value must not be loaded as the enum
+    std::memcpy(&kv_raw, &p.kv_type, sizeof kv_raw);
+    switch (kv_raw) {
       case LES_KV_F16: cp.kv_type = les::GgmlType::F16; break;
       case LES_KV_Q8_0: cp.kv_type = les::GgmlType::Q8_0; break;
       default:
-        return fail(les::invalid_argument_error("les_context_params.kv_type " + std::to_string(p.kv_type) +
+        return fail(les::invalid_argument_error("les_context_params.kv_type " + std::to_string(kv_raw) +
                                                 " is not a les_kv_type"));
     }
     std::unique_ptr<les::sched::StreamingExpertSource> experts;

@@ -108,11 +108,16 @@ les_status les_model_load(const char* path, const les_model_params* params, les_
     if (p.n_threads < 0)
       return fail(les::invalid_argument_error("les_model_params.n_threads is " + std::to_string(p.n_threads) +
                                               "; must be >= 0 (0 = all cores)"));
-    if (p.io_backend < LES_IO_AUTO || p.io_backend > LES_IO_DISPATCH_IO)
-      return fail(les::invalid_argument_error("les_model_params.io_backend " + std::to_string(p.io_backend) +
+    // Enum fields are read as raw integers: a caller's out-of-range value must not be loaded as the enum.
+    int32_t io_raw = 0, eviction_raw = 0;
+    static_assert(sizeof(p.io_backend) == sizeof(int32_t) && sizeof(p.eviction) == sizeof(int32_t));
+    std::memcpy(&io_raw, &p.io_backend, sizeof io_raw);
+    std::memcpy(&eviction_raw, &p.eviction, sizeof eviction_raw);
+    if (io_raw < LES_IO_AUTO || io_raw > LES_IO_DISPATCH_IO)
+      return fail(les::invalid_argument_error("les_model_params.io_backend " + std::to_string(io_raw) +
                                               " is not a les_io_backend"));
-    if (p.eviction != LES_EVICTION_LFU_AGED && p.eviction != LES_EVICTION_LRU)
-      return fail(les::invalid_argument_error("les_model_params.eviction " + std::to_string(p.eviction) +
+    if (eviction_raw != LES_EVICTION_LFU_AGED && eviction_raw != LES_EVICTION_LRU)
+      return fail(les::invalid_argument_error("les_model_params.eviction " + std::to_string(eviction_raw) +
                                               " is not a les_eviction_policy"));
     if (p.prefetch_candidates < -1)
       return fail(les::invalid_argument_error("les_model_params.prefetch_candidates is " +
