@@ -247,7 +247,10 @@ void StreamingExpertSource::prefetch(int32_t layer, const std::vector<int32_t>& 
   if (!layout_.layer_has_experts(layer)) return;
   for (const Want& w : cur_)
     if (w.expert >= 0 && w.slot < 0 && w.error.ok()) return;  // demand reads wait for slots: no prefetch now
-  int32_t room = cache_->n_slots() - cache_->n_pinned() - cache_->n_filling();
+  // Keep n_expert_used slots claimable: at a small budget, prefetches filling
+  // every free slot would make the next layer's demand reads (the router's
+  // real choice where the prediction missed) wait for a slot behind them.
+  int32_t room = cache_->n_slots() - cache_->n_pinned() - cache_->n_filling() - model_.hparams().n_expert_used;
   for (int32_t e : ids) {
     if (room <= 0) break;
     if (cache_->lookup(layer, e) >= 0) continue;
@@ -281,7 +284,8 @@ Result<size_t> StreamingExpertSource::next_ready(int32_t layer, std::span<const 
   for (;;) {
     LES_RETURN_IF_ERROR(pump(false));
     LES_RETURN_IF_ERROR(issue_queued());
-    bool queued = false;
+    bool queued = false, all_slotted_ready = true;
+    size_t first_ready = pending.size();
     for (size_t i = 0; i < pending.size(); ++i) {
       Want* w = find_want(pending[i]);
       if (w == nullptr)
@@ -292,8 +296,14 @@ Result<size_t> StreamingExpertSource::next_ready(int32_t layer, std::span<const 
         queued = true;
         continue;
       }
-      if (cache_->state(w->slot) == SlotState::ready) return i;
+      if (cache_->state(w->slot) != SlotState::ready) {
+        all_slotted_ready = false;
+      } else if (first_ready == pending.size()) {
+        first_ready = i;
+        if (p_.ready_first) return i;
+      }
     }
+    if (!p_.ready_first && first_ready < pending.size() && all_slotted_ready) return first_ready;
     if (outstanding_ == 0 && backend_->outstanding() == 0) {
       return internal_error(std::string("streaming: no expert of layer ") + std::to_string(layer) +
                             " can become ready (" + (queued ? "no slot free" : "no read in flight") + ")");

@@ -11,7 +11,8 @@
 //   observe_routing(l)   records predictor recall for l, then scores
 //                        router_{l+1} · u_l, takes each token's top-c and
 //                        submits reads for candidates not cached (prefetch,
-//                        behind the demand reads; capped at the unpinned slots);
+//                        behind the demand reads; capped so that k slots stay
+//                        claimable for the next layer's demand reads);
 //   next_ready / get     returns an expert whose bytes are in (waits on the
 //                        reactor only when none is; the wait is timed);
 //   done / release       unpin, so slots can be reused within the layer.
@@ -69,6 +70,12 @@ struct StreamingParams {
   uint32_t queue_depth = 64;
   bool use_direct_io = true;
   int32_t n_batch_max = 512;          // sizes the scratch counted in the budget
+  // true: next_ready hands out an expert as soon as its bytes are in, so the
+  // MoE layer computes it while other reads are in flight. false: it waits
+  // until every requested expert that holds a slot is ready, then hands them
+  // out in request order ("read the layer, then compute": the ablation
+  // baseline). Results are bit-identical either way.
+  bool ready_first = true;
 };
 
 class StreamingExpertSource final : public ExpertSource {

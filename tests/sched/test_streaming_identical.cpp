@@ -1,7 +1,8 @@
 // Lossless streaming: for every budget (minimum, small, full), candidate count
 // c in {k, k+2, 2k} and Linux I/O backend (pread, io_uring), the logits of a
 // prefill + decode run through StreamingExpertSource are bit-identical to the
-// resident run, on the trained fixtures (F16, Q4_K_M, mixed) and a synthetic model.
+// resident run, on the trained fixtures (F16, Q4_K_M, mixed) and a synthetic model;
+// with and without ready-first hand-out.
 #include <catch2/catch.hpp>
 
 #include "core/expert_repack.h"
@@ -89,7 +90,12 @@ void matrix_for(const std::string& path) {
           sp.io = kind;
           sp.prefetch_c = std::min(c, hp.n_expert);
           sp.budget_bytes = budget;
-          check_streaming(path, ref, sp, 512);
+          SchedStats stats;
+          check_streaming(path, ref, sp, 512, &stats);
+          // Prefetch keeps k slots claimable for demand reads: none at the
+          // minimum budget (k slots), some once there is room.
+          if (budget == *min) CHECK(stats.prefetch_experts == 0);
+          if (budget == full) CHECK(stats.prefetch_experts > 0);
         }
       }
     }
@@ -125,14 +131,17 @@ TEST_CASE("streaming: chunked prefill, no lookahead, lru, embeddings layer-0 pre
   REQUIRE(min.ok());
   for (int32_t c : {0, 4}) {
     for (Layer0Lookahead l0 : {Layer0Lookahead::none, Layer0Lookahead::embeddings, Layer0Lookahead::final_hidden}) {
-      DYNAMIC_SECTION("c=" << c << " layer0=" << static_cast<int>(l0)) {
-        StreamingParams sp;
-        sp.prefetch_c = c;
-        sp.layer0 = l0;
-        sp.policy = EvictionPolicy::lru;
-        sp.io = io::IoBackendKind::pread;
-        sp.budget_bytes = *min;
-        check_streaming(path, ref, sp, 7);
+      for (bool ready_first : {true, false}) {
+        DYNAMIC_SECTION("c=" << c << " layer0=" << static_cast<int>(l0) << " ready_first=" << ready_first) {
+          StreamingParams sp;
+          sp.prefetch_c = c;
+          sp.layer0 = l0;
+          sp.policy = EvictionPolicy::lru;
+          sp.io = io::IoBackendKind::pread;
+          sp.budget_bytes = *min;
+          sp.ready_first = ready_first;
+          check_streaming(path, ref, sp, 7);
+        }
       }
     }
   }
@@ -154,11 +163,14 @@ TEST_CASE("streaming logits are bit-identical to resident: repacked (contiguous)
   REQUIRE(min.ok());
   for (io::IoBackendKind kind : {io::IoBackendKind::pread, io::IoBackendKind::io_uring}) {
     for (size_t budget : {*min, *min + 64 * layout->slot_bytes()}) {
-      DYNAMIC_SECTION(io::io_backend_kind_name(kind) << " budget=" << budget) {
-        StreamingParams sp;
-        sp.io = kind;
-        sp.budget_bytes = budget;
-        check_streaming(path, ref, sp, 512);
+      for (bool ready_first : {true, false}) {
+        DYNAMIC_SECTION(io::io_backend_kind_name(kind) << " budget=" << budget << " ready_first=" << ready_first) {
+          StreamingParams sp;
+          sp.io = kind;
+          sp.budget_bytes = budget;
+          sp.ready_first = ready_first;
+          check_streaming(path, ref, sp, 512);
+        }
       }
     }
   }
