@@ -203,21 +203,30 @@ std::vector<SynthTensor> synth_tensor_plan(const SynthPreset& p, const SynthType
   const auto normal = SynthInit::normal, norm = SynthInit::uniform_norm;
   const int64_t E = p.n_embd, Q = int64_t{p.n_head} * p.head_dim, KV = int64_t{p.n_head_kv} * p.head_dim;
   const int64_t F = p.n_ff_exp, X = p.n_expert;
-  add("token_embd.weight", wt, {E, n_vocab}, normal, 0.2f);
+  // Residual-branch scaling (GPT-2, Radford et al. 2019: output projections
+  // of the 2·n_layer residual branches scaled by 1/sqrt(2·n_layer)) and unit
+  // embeddings keep each token's identity in the residual stream through the
+  // stack. Without it every branch adds a vector as large as the embedding,
+  // the flat attention of random weights averages positions, hidden states of
+  // different tokens converge and the routers pick the same few experts for
+  // every token (30B preset: ~30 of 128 experts per layer over 64 tokens),
+  // which no expert-streaming benchmark should be run on.
+  const float branch = static_cast<float>(1.0 / std::sqrt(2.0 * std::max(p.n_layer, 1)));
+  add("token_embd.weight", wt, {E, n_vocab}, normal, 1.0f);
   for (int32_t l = 0; l < p.n_layer; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".";
     add(b + "attn_norm.weight", f32, {E}, norm, 0);
     add(b + "attn_q.weight", wt, {E, Q}, normal, inv_sqrt(E));
     add(b + "attn_k.weight", wt, {E, KV}, normal, inv_sqrt(E));
     add(b + "attn_v.weight", wt, {E, KV}, normal, inv_sqrt(E));
-    add(b + "attn_output.weight", wt, {Q, E}, normal, inv_sqrt(Q));
+    add(b + "attn_output.weight", wt, {Q, E}, normal, branch * inv_sqrt(Q));
     add(b + "attn_q_norm.weight", f32, {p.head_dim}, norm, 0);
     add(b + "attn_k_norm.weight", f32, {p.head_dim}, norm, 0);
     add(b + "ffn_norm.weight", f32, {E}, norm, 0);
     add(b + "ffn_gate_inp.weight", f32, {E, X}, normal, 1.5f * inv_sqrt(E));
     add(b + "ffn_gate_exps.weight", xt, {E, F, X}, normal, inv_sqrt(E));
     add(b + "ffn_up_exps.weight", xt, {E, F, X}, normal, inv_sqrt(E));
-    add(b + "ffn_down_exps.weight", xt, {F, E, X}, normal, inv_sqrt(F));
+    add(b + "ffn_down_exps.weight", xt, {F, E, X}, normal, branch * inv_sqrt(F));
   }
   add("output_norm.weight", f32, {E}, norm, 0);
   add("output.weight", types.output, {E, n_vocab}, normal, 0.2f);
