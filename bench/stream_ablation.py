@@ -1,0 +1,331 @@
+#!/usr/bin/python3
+"""Expert-streaming ablation at real scale: decode tok/s of a large MoE GGUF
+under several expert-cache budgets, adding one LES technique per row:
+
+  on-demand        plain GGUF (3 reads per expert), no lookahead, compute after
+                   the whole layer's reads are in
+  + lookahead c=k  the next layer's router on this layer's input, top-k prefetch
+  + lookahead c=2k the same with 2k candidates
+  + contiguous     `les repack` file: one 4 KiB-aligned read per expert
+                   (c = the better of the two lookahead rows at that budget)
+  + ready-first    each expert computed as soon as its bytes arrive
+
+Each row is one fresh `bench_stream` process (bench/bench_stream.cpp) started
+with the page cache dropped (when root) and expert reads in O_DIRECT, inside a
+memory cgroup (v1 or v2, when root) whose limit is the expert budget + the
+model's dense bytes + --slack-mib. A `--resident` run first (whole file in the
+page cache, no limit) measures the compute time per token C; every streaming
+row's bound is max(missed-expert bytes / disk bandwidth, touched bytes /
+memory bandwidth, C), with both bandwidths measured inside that row's process.
+
+Target check (issue 5): with I = the on-demand row's missed bytes per token /
+disk bandwidth, lookahead gain t(on-demand)/t(lookahead) - 1 is compared with
+the ideal overlap gain (C + I) / max(C, I) - 1.
+
+A row "LES, whole process under a T GiB cgroup" (expert budget = T - dense -
+slack) sits next to llama.cpp running the plain file through mmap under the
+same cgroup when --llama-bench gives the path of a llama.cpp `llama-bench`
+binary; without it that row is skipped and said so.
+
+Writes JSON (--out) and a PNG plot of tok/s against budget (--plot; needs
+Debian's python3-matplotlib). It measures and prints; it asserts nothing.
+
+  sudo bench/stream_ablation.py --build build \\
+      --model /big/qwen3-30b-a3b-synth-Q3_K.gguf \\
+      --contiguous /big/qwen3-30b-a3b-synth-Q3_K.contiguous.gguf \\
+      --budgets-gib 2,4,8 --out bench/results/stream_ablation.json --plot bench/results/stream_ablation.png
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+GIB = 1024 ** 3
+MIB = 1024 ** 2
+
+
+def drop_caches():
+    """Drops the page cache (root only). Returns whether it happened."""
+    try:
+        subprocess.run(["sync"], check=True)
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+        return True
+    except OSError:
+        return False
+
+
+class Cgroup:
+    """A memory cgroup (v2 unified or v1 memory controller) with a byte limit."""
+
+    def __init__(self, name, limit_bytes):
+        self.path = None
+        self.v2 = os.path.exists("/sys/fs/cgroup/cgroup.controllers")
+        base = "/sys/fs/cgroup" if self.v2 else "/sys/fs/cgroup/memory"
+        path = os.path.join(base, name)
+        try:
+            if os.path.isdir(path):
+                os.rmdir(path)
+            os.mkdir(path)
+            limit_file = "memory.max" if self.v2 else "memory.limit_in_bytes"
+            with open(os.path.join(path, limit_file), "w") as f:
+                f.write(str(int(limit_bytes)))
+            if not self.v2:
+                # Count swap too where the kernel offers it (no swap here, but be explicit).
+                sw = os.path.join(path, "memory.memsw.limit_in_bytes")
+                if os.path.exists(sw):
+                    with open(sw, "w") as f:
+                        f.write(str(int(limit_bytes)))
+            self.path = path
+        except OSError as e:
+            print(f"  (no memory cgroup: {e}; running without a limit)", file=sys.stderr)
+
+    def prefix(self):
+        """argv prefix that moves the child into the cgroup before exec."""
+        if not self.path:
+            return []
+        procs = os.path.join(self.path, "cgroup.procs")
+        return ["sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh"]
+
+    def peak_bytes(self):
+        if not self.path:
+            return None
+        f = "memory.peak" if self.v2 else "memory.max_usage_in_bytes"
+        try:
+            with open(os.path.join(self.path, f)) as fh:
+                return int(fh.read().strip())
+        except OSError:
+            return None
+
+    def close(self):
+        if self.path:
+            for _ in range(50):
+                try:
+                    os.rmdir(self.path)
+                    break
+                except OSError:
+                    time.sleep(0.1)
+
+
+def run_bench(bench, model, extra, args, cgroup_limit=None, label=""):
+    cmd = [bench, "--model", model, "--json", "--threads", str(args.threads), "--prompt", str(args.prompt),
+           "--warmup", str(args.warmup), "--tokens", str(args.tokens), "--disk-probe-mib",
+           str(args.disk_probe_mib)] + extra
+    dropped = drop_caches() if cgroup_limit is not None else False
+    cg = Cgroup("les_stream_ablation", cgroup_limit) if cgroup_limit is not None else None
+    full = (cg.prefix() if cg else []) + cmd
+    print(f"  {label}: {' '.join(cmd[1:])}", file=sys.stderr, flush=True)
+    t0 = time.time()
+    p = subprocess.run(full, capture_output=True, text=True)
+    wall = time.time() - t0
+    peak = cg.peak_bytes() if cg else None
+    if cg:
+        cg.close()
+    if p.returncode != 0:
+        print(p.stderr, file=sys.stderr)
+        raise SystemExit(f"bench_stream failed ({label})")
+    r = json.loads(p.stdout)
+    r["label"] = label
+    r["page_cache_dropped"] = dropped
+    r["cgroup_limit_bytes"] = cgroup_limit if cg and cg.path else None
+    r["cgroup_peak_bytes"] = peak
+    r["process_wall_s"] = wall
+    print(f"    {r['decode_tok_per_s']:.3f} tok/s, {r.get('bytes_read_per_token', 0) / MIB:.1f} MiB read/token, "
+          f"hit {r.get('hit_rate', 0):.3f}, bound {r['bound_tok_per_s']:.3f} tok/s ({wall:.0f} s)",
+          file=sys.stderr, flush=True)
+    return r
+
+
+def run_llama_bench(llama_bench, model, limit, args):
+    cmd = [llama_bench, "-m", model, "-p", "0", "-n", str(args.tokens), "-t", str(args.threads), "-r", "1",
+           "-o", "json"]
+    drop_caches()
+    cg = Cgroup("les_stream_ablation_llama", limit)
+    p = subprocess.run(cg.prefix() + cmd, capture_output=True, text=True)
+    peak = cg.peak_bytes()
+    cg.close()
+    if p.returncode != 0:
+        print(p.stderr[-2000:], file=sys.stderr)
+        return None
+    rows = json.loads(p.stdout)
+    return {"decode_tok_per_s": rows[0]["avg_ts"], "cgroup_limit_bytes": limit, "cgroup_peak_bytes": peak,
+            "command": " ".join(cmd)}
+
+
+def fmt_row(name, budget, r, extra=""):
+    def g(k, scale=1.0, f="{:.3f}"):
+        v = r.get(k)
+        return "-" if v is None else f.format(v * scale)
+    return (f"| {name} | {budget} | {g('decode_tok_per_s')} | {g('bytes_read_per_token', 1 / MIB, '{:.1f}')} | "
+            f"{g('hit_rate')} | {g('recall_mean_layers_1_plus')} | {g('io_wait_share')} | "
+            f"{g('peak_rss_bytes', 1 / GIB, '{:.2f}')} | {g('bound_tok_per_s')} | {g('fraction_of_bound', 1, '{:.2f}')} |"
+            f"{extra}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build", help="LES build directory (bench/bench_stream inside)")
+    ap.add_argument("--model", required=True, help="plain GGUF (per-tensor expert layout)")
+    ap.add_argument("--contiguous", required=True, help="the same model after `les repack`")
+    ap.add_argument("--budgets-gib", default="2,4,8")
+    ap.add_argument("--total-limit-gib", type=float, default=4.0,
+                    help="whole-process cgroup limit of the LES-vs-llama.cpp row (0: skip)")
+    ap.add_argument("--slack-mib", type=float, default=768, help="cgroup room beyond budget + dense bytes")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--prompt", type=int, default=16)
+    ap.add_argument("--warmup", type=int, default=4)
+    ap.add_argument("--tokens", type=int, default=24)
+    ap.add_argument("--disk-probe-mib", type=int, default=512)
+    ap.add_argument("--llama-bench", default=None, help="path of llama.cpp's llama-bench (optional)")
+    ap.add_argument("--out", default=None, help="JSON output path")
+    ap.add_argument("--plot", default=None, help="PNG output path")
+    args = ap.parse_args()
+
+    bench = os.path.join(args.build, "bench", "bench_stream")
+    if not os.access(bench, os.X_OK):
+        raise SystemExit(f"{bench} not found: build the bench_stream target first")
+    budgets = [float(b) for b in args.budgets_gib.split(",") if b]
+    result = {"model": os.path.basename(args.model), "threads": args.threads, "prompt_tokens": args.prompt,
+              "warmup_tokens": args.warmup, "decode_tokens": args.tokens, "root": os.geteuid() == 0,
+              "started": time.strftime("%Y-%m-%d %H:%M:%S"), "rows": []}
+
+    print("resident run (compute time per token, whole file in the page cache):", file=sys.stderr)
+    res = run_bench(bench, args.model, ["--resident", "--warm-file"], args, None, "resident")
+    C = res["decode_s"] / res["decode_tokens"]
+    result["resident"] = res
+    result["compute_s_per_token"] = C
+    k = res["n_expert_used"]
+    dense = res["dense_bytes_per_token"]
+    cfg_c = ["--compute-s-per-token", repr(C)]
+
+    def limit_for(budget_bytes):
+        return int(budget_bytes + dense + args.slack_mib * MIB)
+
+    for b in budgets:
+        bb = int(b * GIB)
+        common = ["--budget-mb", str(int(b * 1024))] + cfg_c
+        lim = limit_for(bb)
+        print(f"budget {b:g} GiB (cgroup limit {lim / GIB:.2f} GiB):", file=sys.stderr)
+        rows = {}
+        rows["on-demand"] = run_bench(bench, args.model, common + ["--prefetch-c", "0", "--no-ready-first"], args,
+                                      lim, "on-demand")
+        rows["+ lookahead c=k"] = run_bench(bench, args.model, common + ["--prefetch-c", str(k), "--no-ready-first"],
+                                            args, lim, "+ lookahead c=k")
+        rows["+ lookahead c=2k"] = run_bench(bench, args.model,
+                                             common + ["--prefetch-c", str(2 * k), "--no-ready-first"], args, lim,
+                                             "+ lookahead c=2k")
+        best_c = k if rows["+ lookahead c=k"]["decode_tok_per_s"] >= rows["+ lookahead c=2k"]["decode_tok_per_s"] \
+            else 2 * k
+        rows["+ contiguous"] = run_bench(bench, args.contiguous,
+                                         common + ["--prefetch-c", str(best_c), "--no-ready-first"], args, lim,
+                                         "+ contiguous")
+        rows["+ ready-first"] = run_bench(bench, args.contiguous, common + ["--prefetch-c", str(best_c)], args, lim,
+                                          "+ ready-first")
+        od = rows["on-demand"]
+        I = od["missed_expert_bytes_per_token"] / od["disk_read_bandwidth_bytes_per_s"]
+        t_od = od["decode_s"] / od["decode_tokens"]
+        ideal = (C + I) / max(C, I) - 1.0
+        for name, r in rows.items():
+            r["config"] = name
+            r["budget_gib"] = b
+            t = r["decode_s"] / r["decode_tokens"]
+            r["speedup_vs_on_demand"] = t_od / t
+            if name.startswith("+ lookahead"):
+                r["overlap_gain"] = t_od / t - 1.0
+                r["ideal_overlap_gain"] = ideal
+                r["share_of_ideal_gain"] = (t_od / t - 1.0) / ideal if ideal > 0 else None
+            result["rows"].append(r)
+        result.setdefault("per_budget", []).append(
+            {"budget_gib": b, "C_s_per_token": C, "I_s_per_token": I, "ideal_overlap_gain": ideal,
+             "best_lookahead_c": best_c})
+
+    if args.total_limit_gib > 0:
+        T = int(args.total_limit_gib * GIB)
+        budget = T - dense - int(args.slack_mib * MIB)
+        print(f"whole process under a {args.total_limit_gib:g} GiB cgroup (expert budget {budget / GIB:.2f} GiB):",
+              file=sys.stderr)
+        best = max((r for r in result["rows"] if r["budget_gib"] == budgets[0]),
+                   key=lambda r: r["decode_tok_per_s"])
+        extra = ["--budget-mb", str(budget // MIB)] + cfg_c + ["--prefetch-c", str(best["prefetch_c"])]
+        model = args.contiguous if best["contiguous_layout"] else args.model
+        if not best["ready_first"]:
+            extra.append("--no-ready-first")
+        r = run_bench(bench, model, extra, args, T, f"LES under {args.total_limit_gib:g} GiB")
+        r["config"] = f"LES ({best['config']}), whole process in {args.total_limit_gib:g} GiB"
+        result["total_limit"] = {"limit_bytes": T, "les": r}
+        if args.llama_bench:
+            print(f"llama.cpp (mmap) under the same {args.total_limit_gib:g} GiB cgroup:", file=sys.stderr)
+            lr = run_llama_bench(args.llama_bench, args.model, T, args)
+            result["total_limit"]["llama_cpp"] = lr
+            if lr:
+                result["total_limit"]["les_over_llama_cpp"] = r["decode_tok_per_s"] / lr["decode_tok_per_s"]
+        else:
+            result["total_limit"]["llama_cpp"] = None
+            result["total_limit"]["llama_cpp_note"] = "skipped: no --llama-bench given"
+
+    # Table.
+    lines = ["| configuration | expert budget (GiB) | tok/s | MiB read/token | hit rate | recall | I/O wait share | "
+             "peak RSS (GiB) | bound tok/s | of bound |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines.append(fmt_row("resident (all experts in RAM)", "-", res))
+    for r in result["rows"]:
+        extra = ""
+        if "share_of_ideal_gain" in r and r["share_of_ideal_gain"] is not None:
+            extra = f" gain {r['overlap_gain']:.2f} = {r['share_of_ideal_gain']:.2f} of ideal {r['ideal_overlap_gain']:.2f}"
+        lines.append(fmt_row(r["config"], f"{r['budget_gib']:g}", r, extra))
+    if "total_limit" in result:
+        tl = result["total_limit"]
+        lines.append(fmt_row(tl["les"]["config"], f"{tl['les']['budget_bytes'] / GIB:.2f}", tl["les"]))
+        if tl.get("llama_cpp"):
+            lines.append(f"| llama.cpp mmap, whole process in {args.total_limit_gib:g} GiB | - | "
+                         f"{tl['llama_cpp']['decode_tok_per_s']:.3f} | - | - | - | - | - | - | - |")
+        else:
+            lines.append(f"| llama.cpp mmap, whole process in {args.total_limit_gib:g} GiB | - | skipped (no "
+                         f"--llama-bench) | - | - | - | - | - | - | - |")
+    lines.append("")
+    lines.append(f"C (compute per token, every expert resident) = {C:.3f} s; per budget: " + "; ".join(
+        f"{p['budget_gib']:g} GiB: I = {p['I_s_per_token']:.3f} s, ideal overlap gain {p['ideal_overlap_gain']:.2f}"
+        for p in result.get("per_budget", [])))
+    table = "\n".join(lines)
+    result["table_markdown"] = table
+    print(table)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=2)
+        print(f"wrote {args.out}", file=sys.stderr)
+    if args.plot:
+        try:
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            print("no matplotlib (apt-get install python3-matplotlib): plot skipped", file=sys.stderr)
+            return
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        names = []
+        for r in result["rows"]:
+            if r["config"] not in names:
+                names.append(r["config"])
+        for name in names:
+            pts = [(r["budget_gib"], r["decode_tok_per_s"]) for r in result["rows"] if r["config"] == name]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+        bpts = [(r["budget_gib"], r["bound_tok_per_s"]) for r in result["rows"] if r["config"] == "+ ready-first"]
+        ax.plot([p[0] for p in bpts], [p[1] for p in bpts], linestyle="--", color="gray",
+                label="bound of the + ready-first run")
+        ax.axhline(res["decode_tok_per_s"], color="black", linestyle=":", label="resident (all in RAM)")
+        ax.set_xlabel("expert cache budget (GiB)")
+        ax.set_ylabel("decode tok/s")
+        ax.set_title(f"{result['model']}, {args.threads} threads, O_DIRECT, page cache dropped")
+        ax.set_xticks(budgets)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(args.plot, dpi=110)
+        print(f"wrote {args.plot}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
