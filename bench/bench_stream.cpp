@@ -24,8 +24,9 @@
 //     recall (mean over layers 1..L-1, and layer 0 alone); I/O wait share =
 //     time compute waited on reads / decode time; prefetched bytes never used;
 //     touched bytes (dense tensors + one token_embd row + the expert matrices
-//     the router selected); missed-expert bytes = bytes read for experts that
-//     were used (bytes read - prefetched bytes evicted unused).
+//     the router selected); missed-expert bytes = the matrices of the experts
+//     used that were not in the cache before (demand reads + first uses of
+//     prefetched experts).
 //  4. Bound for this run (tok/s) = 1 / max(missed bytes / disk bandwidth,
 //     touched bytes / memory bandwidth, compute time per token). The compute
 //     time per token with every expert resident comes from a --resident run of
@@ -295,7 +296,14 @@ int main(int argc, char** argv) {
   double t_mem = touched / mem_bw, t_disk = 0;
   if (src) {
     const les::sched::SchedStats& s = src->stats();
-    const double missed = static_cast<double>(s.bytes_read - std::min(s.bytes_read, s.prefetch_unused_bytes)) / n;
+    // Bytes the disk had to deliver for experts this run used: demand reads
+    // plus prefetched experts at their first use (the expert matrices alone,
+    // no alignment padding and no wasted prefetches).
+    double missed = 0;
+    for (size_t l = 0; l < s.layers.size(); ++l)
+      missed += static_cast<double>(s.layers[l].misses + s.layers[l].prefetch_hits) *
+                static_cast<double>(layout->expert_bytes(static_cast<int32_t>(l)));
+    missed /= n;
     t_disk = missed / *disk_bw;
     double r0 = s.layers.empty() ? 0.0 : s.layers[0].recall();
     out["io_backend"] = src->backend_name();
@@ -308,6 +316,9 @@ int main(int argc, char** argv) {
     out["bytes_read_per_token"] = static_cast<double>(s.bytes_read) / n;
     out["missed_expert_bytes_per_token"] = missed;
     out["prefetch_unused_bytes_per_token"] = static_cast<double>(s.prefetch_unused_bytes) / n;
+    out["prefetch_experts_per_token"] = static_cast<double>(s.prefetch_experts) / n;
+    out["prefetch_used_experts_per_token"] = static_cast<double>(s.prefetch_hits()) / n;
+    out["demand_experts_per_token"] = static_cast<double>(s.demand_experts) / n;
     out["reads_per_token"] = static_cast<double>(s.reads_issued) / n;
     out["hit_rate"] = s.hit_rate();
     out["recall_mean_layers_1_plus"] = s.mean_recall(1);

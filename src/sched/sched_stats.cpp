@@ -19,6 +19,12 @@ uint64_t SchedStats::misses() const noexcept {
   for (const auto& l : layers) n += l.misses;
   return n;
 }
+
+uint64_t SchedStats::prefetch_hits() const noexcept {
+  uint64_t n = 0;
+  for (const LayerSchedStats& l : layers) n += l.prefetch_hits;
+  return n;
+}
 double SchedStats::hit_rate() const noexcept {
   const uint64_t h = hits() + inflight_hits(), all = h + misses();
   return all ? static_cast<double>(h) / static_cast<double>(all) : 0.0;
@@ -52,6 +58,7 @@ void SchedStats::add(const SchedStats& o) {
     a.hits += b.hits;
     a.inflight_hits += b.inflight_hits;
     a.misses += b.misses;
+    a.prefetch_hits += b.prefetch_hits;
     a.pred_hits += b.pred_hits;
     a.pred_actual += b.pred_actual;
     a.pred_predicted += b.pred_predicted;

@@ -18,6 +18,9 @@ namespace les::sched {
 
 struct LayerSchedStats {
   uint64_t hits = 0, inflight_hits = 0, misses = 0;
+  // Of hits + in-flight hits: experts whose slot a prefetch filled and that
+  // this use is the first of (bytes read for an expert that was then used).
+  uint64_t prefetch_hits = 0;
   uint64_t pred_hits = 0, pred_actual = 0, pred_predicted = 0;
   double recall() const noexcept { return pred_actual ? static_cast<double>(pred_hits) / pred_actual : 0.0; }
   double precision() const noexcept {
@@ -42,6 +45,7 @@ struct SchedStats {
   uint64_t hits() const noexcept;
   uint64_t inflight_hits() const noexcept;
   uint64_t misses() const noexcept;
+  uint64_t prefetch_hits() const noexcept;
   // (hits + in-flight hits) / all expert uses; 0 when nothing was used.
   double hit_rate() const noexcept;
   // Mean over layers that have predictions (layers with pred_actual > 0).

@@ -216,6 +216,7 @@ Status StreamingExpertSource::prepare(int32_t layer, std::span<const int32_t> ex
     const int32_t slot = cache_->lookup(layer, e);
     if (slot >= 0) {
       (cache_->state(slot) == SlotState::ready ? ls.hits : ls.inflight_hits) += 1;
+      if (cache_->was_prefetched_unused(slot)) ++ls.prefetch_hits;  // before pin() clears it
       w.slot = slot;
       w.handle = cache_->pin(slot);
     } else {

@@ -96,6 +96,9 @@ void matrix_for(const std::string& path) {
           // minimum budget (k slots), some once there is room.
           if (budget == *min) CHECK(stats.prefetch_experts == 0);
           if (budget == full) CHECK(stats.prefetch_experts > 0);
+          // A prefetched expert's first use is counted once, and only for a prefetch.
+          CHECK(stats.prefetch_hits() <= stats.prefetch_experts);
+          if (budget == full) CHECK(stats.prefetch_hits() > 0);
         }
       }
     }
@@ -140,7 +143,9 @@ TEST_CASE("streaming: chunked prefill, no lookahead, lru, embeddings layer-0 pre
           sp.io = io::IoBackendKind::pread;
           sp.budget_bytes = *min;
           sp.ready_first = ready_first;
-          check_streaming(path, ref, sp, 7);
+          SchedStats stats;
+          check_streaming(path, ref, sp, 7, &stats);
+          if (c == 0) CHECK(stats.prefetch_hits() == 0);
         }
       }
     }

@@ -23,7 +23,7 @@ void print_stats(const sched::StreamingExpertSource& src, const GenerateStats& g
   const double per_tok = s.tokens ? 1.0 / static_cast<double>(s.tokens) : 0.0;
   std::fprintf(stderr,
                "les run: experts streamed via %s, budget %.2f MiB = %d slots of %zu bytes, prefetch c = %d\n"
-               "les run: bytes read %.2f MiB (%.1f KiB/token), reads %llu, experts demand-read %llu, prefetched %llu\n"
+               "les run: bytes read %.2f MiB (%.1f KiB/token), reads %llu, experts demand-read %llu, prefetched %llu (used %llu)\n"
                "les run: cache hits %llu, in-flight hits %llu, misses %llu (hit rate %.3f), prefetched never used "
                "%.2f MiB, read errors %llu\n"
                "les run: time in forward passes %.1f ms, compute waited on I/O %.1f ms (%.1f%%), I/O idle %.1f ms\n",
@@ -31,6 +31,7 @@ void print_stats(const sched::StreamingExpertSource& src, const GenerateStats& g
                src.layout().slot_bytes(), src.prefetch_c(), static_cast<double>(s.bytes_read) / mib,
                static_cast<double>(s.bytes_read) * per_tok / 1024.0, static_cast<unsigned long long>(s.reads_issued),
                static_cast<unsigned long long>(s.demand_experts), static_cast<unsigned long long>(s.prefetch_experts),
+               static_cast<unsigned long long>(s.prefetch_hits()),
                static_cast<unsigned long long>(s.hits()), static_cast<unsigned long long>(s.inflight_hits()),
                static_cast<unsigned long long>(s.misses()), s.hit_rate(),
                static_cast<double>(s.prefetch_unused_bytes) / mib, static_cast<unsigned long long>(s.read_errors),
