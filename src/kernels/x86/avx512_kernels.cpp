@@ -111,23 +111,30 @@ void vec_dot_f16(int64_t n, float* s, const void* w, const void* x) {
   *s = sum;
 }
 
+// The float part follows ggml's x86 kernels (ggml_vec_dot_q8_0_q8_0 and
+// llamafile's tinyBLAS_Q0_AVX, which llama.cpp runs on AVX-512 machines too):
+// one 8-lane accumulator, acc = fma(dw * dx, isum, acc) block after block, then
+// the 8 lanes summed as hsum256_ps. The integer sums of two blocks are formed
+// in one 512-bit vpdpbusd, but the blocks are accumulated in order, so the
+// result is bit-identical to the AVX2 tier (a Q8_0 model's every matmul input
+// is re-quantised, so a 1-ulp difference here can flip an 8-bit code).
 void vec_dot_q8_0_q8_0(int64_t n, float* s, const void* vw, const void* vx) {
   const block_q8_0* w = static_cast<const block_q8_0*>(vw);
   const block_q8_0* x = static_cast<const block_q8_0*>(vx);
   const int64_t nb = n / 32;
-  __m512 acc = _mm512_setzero_ps();
+  __m256 acc = _mm256_setzero_ps();
   int64_t b = 0;
   for (; b + 2 <= nb; b += 2) {
-    const __m512i isum = dot_s8s8(load2x256(w[b].qs, w[b + 1].qs), load2x256(x[b].qs, x[b + 1].qs));
-    const __m512 d = halves_ps(f16(w[b].d) * f16(x[b].d), f16(w[b + 1].d) * f16(x[b + 1].d));
-    acc = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(isum), acc);
+    const __m512 isum =
+        _mm512_cvtepi32_ps(dot_s8s8(load2x256(w[b].qs, w[b + 1].qs), load2x256(x[b].qs, x[b + 1].qs)));
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(w[b].d) * f16(x[b].d)), _mm512_castps512_ps256(isum), acc);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(w[b + 1].d) * f16(x[b + 1].d)), _mm512_extractf32x8_ps(isum, 1), acc);
   }
-  float sum = _mm512_reduce_add_ps(acc);
   if (b < nb) {
     const __m256i isum = dot_s8s8(loadu256(w[b].qs), loadu256(x[b].qs));
-    sum += hsum256_ps(_mm256_mul_ps(_mm256_set1_ps(f16(w[b].d) * f16(x[b].d)), _mm256_cvtepi32_ps(isum)));
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(w[b].d) * f16(x[b].d)), _mm256_cvtepi32_ps(isum), acc);
   }
-  *s = sum;
+  *s = hsum256_ps(acc);
 }
 
 void vec_dot_q4_0_q8_0(int64_t n, float* s, const void* vw, const void* vx) {
