@@ -9,7 +9,8 @@
 namespace les {
 
 void attention_rows(const Hparams& hp, const KvCache& kv, int32_t il, const float* q, int64_t n_rows,
-                    int64_t pos_first, float* out, AttentionScratch& scratch, kernels::ThreadPool* pool) {
+                    int64_t pos_first, bool batched, float* out, AttentionScratch& scratch,
+                    kernels::ThreadPool* pool) {
   if (n_rows <= 0) return;
   const int n_head = hp.n_head, head_dim = hp.head_dim, head_dim_v = hp.head_dim_v;
   const int group = n_head / hp.n_head_kv;
@@ -18,7 +19,7 @@ void attention_rows(const Hparams& hp, const KvCache& kv, int32_t il, const floa
   const bool q8 = kv.type() == GgmlType::Q8_0;
   const int64_t n_kv_max = pos_first + n_rows;
   const int64_t per_thread = q8 ? ops::attention_head_q8_0_scratch(n_kv_max, head_dim, head_dim_v)
-                                : n_kv_max + head_dim;
+                                : ops::attention_head_f16_scratch(n_kv_max, head_dim, head_dim_v);
   const int n_threads = pool ? pool->n_threads() : 1;
   scratch.buf.resize(static_cast<size_t>(per_thread * n_threads));
 
@@ -45,7 +46,8 @@ void attention_rows(const Hparams& hp, const KvCache& kv, int32_t il, const floa
                                  q8k.dequantize_row);
       } else {
         ops::attention_head_f16(qh, kh, static_cast<int64_t>(k_row), vh, static_cast<int64_t>(v_row), n_kv,
-                                head_dim, head_dim_v, scale, oh, s);
+                                head_dim, head_dim_v, scale, oh, s,
+                                batched ? ops::F16DotOrder::gemm : ops::F16DotOrder::vec_dot);
       }
     }
   };

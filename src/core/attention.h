@@ -31,8 +31,12 @@ struct AttentionScratch {
 };
 
 // Requires pos_first + n_rows <= kv.n_ctx(), and positions up to pos_first +
-// n_rows - 1 of layer il stored. pool: null runs on the calling thread.
+// n_rows - 1 of layer il stored. batched: the rows come from a decode call of
+// >= 2 tokens (even if fewer rows are asked for), which selects ggml's GEMM
+// summation order for an F16 cache (ops::F16DotOrder). pool: null runs on the
+// calling thread.
 void attention_rows(const Hparams& hp, const KvCache& kv, int32_t il, const float* q, int64_t n_rows,
-                    int64_t pos_first, float* out, AttentionScratch& scratch, kernels::ThreadPool* pool);
+                    int64_t pos_first, bool batched, float* out, AttentionScratch& scratch,
+                    kernels::ThreadPool* pool);
 
 }  // namespace les

@@ -65,7 +65,7 @@ Status forward_batch(const Model& model, SequenceState& seq, ExpertSource& exper
     }
     if (il == hp.n_layer - 1 && !all_rows) r0 = n - 1;
     const int64_t m = n - r0;
-    attention_rows(hp, kv, il, s.q.data() + r0 * Dq, m, pos0 + r0, s.attn.data() + r0 * Da, s.att, s.mm.pool);
+    attention_rows(hp, kv, il, s.q.data() + r0 * Dq, m, pos0 + r0, n > 1, s.attn.data() + r0 * Da, s.att, s.mm.pool);
     LES_RETURN_IF_ERROR(matmul(l.wo, s.attn.data() + r0 * Da, m, Da, s.o.data() + r0 * E, E, s.mm));
     for (int64_t i = r0 * E; i < n * E; ++i) s.x[i] += s.o[i];
     for (int64_t t = r0; t < n; ++t) ops::rms_norm(s.x.data() + t * E, f32(l.ffn_norm), E, hp.rms_eps, s.h.data() + t * E);

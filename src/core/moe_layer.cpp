@@ -17,7 +17,8 @@ Status swiglu_ffn(const WeightView& gate, const WeightView& up, const WeightView
   s.up.resize(static_cast<size_t>(n * f));
   LES_RETURN_IF_ERROR(matmul(gate, x, n, e, s.gate.data(), f, ms));
   LES_RETURN_IF_ERROR(matmul(up, x, n, e, s.up.data(), f, ms));
-  ops::swiglu(s.gate.data(), s.up.data(), n * f, s.gate.data());
+  for (int64_t t = 0; t < n; ++t)  // row by row: ggml's chunks of 16 start at each row
+    ops::swiglu(s.gate.data() + t * f, s.up.data() + t * f, f, s.gate.data() + t * f);
   return matmul(down, s.gate.data(), n, f, y, down.rows(), ms);
 }
 

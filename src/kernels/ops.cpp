@@ -1,5 +1,6 @@
 #include "kernels/ops.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/unaligned.h"
@@ -35,58 +36,126 @@ void rope(float* x, int n_heads, int head_dim, int n_rot, int64_t pos, float fre
   }
 }
 
-void softmax(float* x, int64_t n) {
+float expf_ggml(float x) {
+  // exp(x) = 2^n * e^b with n = round(x / ln 2) and |b| <= ln(2) / 2; n is
+  // rounded by adding and removing 1.5 * 2^23; ln 2 is split in a high and a low
+  // part; e^b is a degree-5 polynomial evaluated with fused multiply-adds in the
+  // grouping below (constants: the minimax fit ggml uses). 2^n is applied by an
+  // exact scaling, and |n| > 192 saturates to 0 or infinity.
+  const float shift = 0x1.8p23f;
+  const float z = std::fma(x, 0x1.715476p+0f, shift);
+  const float n = z - shift;
+  const float b = std::fma(-n, 0x1.7f7d1cp-20f, std::fma(-n, 0x1.62e4p-1f, x));
+  if (std::fabs(n) > 192.0f) return n > 0 ? INFINITY : 0.0f;
+  const float u = b * b;
+  const float hi = std::fma(std::fma(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, std::fma(0x1.555e66p-3f, b, 0x1.fffdb6p-2f));
+  const float j = std::fma(hi, u, std::fma(0x1.ffffecp-1f, b, 1.0f));
+  return std::ldexp(j, static_cast<int>(n));
+}
+
+float reduce_add16(const float* l) {
+  float a[8], b[4];
+  for (int i = 0; i < 8; ++i) a[i] = l[i] + l[i + 8];
+  for (int i = 0; i < 4; ++i) b[i] = a[i] + a[i + 4];
+  return (b[0] + b[2]) + (b[1] + b[3]);
+}
+
+void softmax(float* x, int64_t n, bool padded) {
   if (n <= 0) return;
   float mx = -INFINITY;
   for (int64_t i = 0; i < n; ++i) mx = std::fmax(mx, x[i]);
   double sum = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const float e = std::exp(x[i] - mx);
-    x[i] = e;
-    sum += e;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    for (int l = 0; l < 16; ++l) x[i + l] = expf_ggml(x[i + l] - mx);
+    sum += reduce_add16(x + i);
+  }
+  if (padded && i < n) {  // the last chunk, its missing lanes masked to exp(-inf) = 0
+    float lanes[16] = {};
+    for (int64_t l = 0; i + l < n; ++l) lanes[l] = x[i + l] = expf_ggml(x[i + l] - mx);
+    sum += reduce_add16(lanes);
+    i = n;
+  }
+  for (; i < n; ++i) {
+    x[i] = std::exp(x[i] - mx);
+    sum += x[i];
   }
   const float inv = static_cast<float>(1.0 / sum);
-  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+  for (int64_t k = 0; k < n; ++k) x[k] *= inv;
 }
 
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
 
 void swiglu(const float* gate, const float* up, int64_t n, float* out) {
-  for (int64_t i = 0; i < n; ++i) out[i] = silu(gate[i]) * up[i];
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int l = 0; l < 16; ++l) {
+      const float g = gate[i + l];
+      out[i + l] = g / (1.0f + expf_ggml(0.0f - g)) * up[i + l];
+    }
+  for (; i < n; ++i) out[i] = silu(gate[i]) * up[i];
 }
+
+namespace {
+
+// Dot product of two F16-exact float vectors (every product is exact in F32, so
+// a multiply-add rounds like ggml's fused one) in the order of ggml's x86
+// AVX-512 kernels: `gemm` = 16 lanes, element i in lane i % 16 (llamafile's
+// tinyBLAS, prompt batches); `vec_dot` = four 16-lane accumulators over steps
+// of 64, folded (0+2, 1+3, then 0+1) before the lane reduction
+// (ggml_vec_dot_f16, one-token batches). Both end with reduce_add16. Missing
+// elements up to a multiple of 64 count as zeros (ggml's KV view is padded).
+float dot_f16_ordered(const float* a, const float* b, int64_t n, F16DotOrder order) {
+  float acc[4][16] = {};
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t row = order == F16DotOrder::gemm ? 0 : (i >> 4) & 3;
+    float& c = acc[row][i & 15];
+    c = c + a[i] * b[i];
+  }
+  if (order == F16DotOrder::vec_dot)
+    for (int l = 0; l < 16; ++l) acc[0][l] = (acc[0][l] + acc[2][l]) + (acc[1][l] + acc[3][l]);
+  return reduce_add16(acc[0]);
+}
+
+}  // namespace
 
 void attention_head_f16(const float* qh, const uint8_t* k, int64_t kv_stride_k, const uint8_t* v,
                         int64_t kv_stride_v, int64_t n_kv, int head_dim, int head_dim_v, float scale, float* out,
-                        float* scratch) {
+                        float* scratch, F16DotOrder order) {
   using kernels::load_unaligned;
-  // ggml converts q to F16 before the K·q dot (vec_dot_type of F16 K)
+  // scratch: n_kv scores, then q rounded to F16 (ggml converts q to F16, the
+  // vec_dot_type of an F16 K), then the K row / V column as floats.
   float* qr = scratch + n_kv;
+  float* row = qr + head_dim;
   for (int d = 0; d < head_dim; ++d) qr[d] = fp16_to_fp32(fp32_to_fp16(qh[d]));
   for (int64_t j = 0; j < n_kv; ++j) {
     const uint8_t* kj = k + j * kv_stride_k;
-    float acc = 0;
-    for (int d = 0; d < head_dim; ++d) acc += qr[d] * fp16_to_fp32(load_unaligned<fp16_t>(kj, d));
-    scratch[j] = acc * scale;
+    for (int d = 0; d < head_dim; ++d) row[d] = fp16_to_fp32(load_unaligned<fp16_t>(kj, d));
+    scratch[j] = dot_f16_ordered(qr, row, head_dim, order) * scale;
   }
-  softmax(scratch, n_kv);
-  for (int d = 0; d < head_dim_v; ++d) out[d] = 0;
-  for (int64_t j = 0; j < n_kv; ++j) {
-    const float p = fp16_to_fp32(fp32_to_fp16(scratch[j]));  // kq rounded to F16 for mul_mat(V, kq)
-    const uint8_t* vj = v + j * kv_stride_v;
-    for (int d = 0; d < head_dim_v; ++d) out[d] += p * fp16_to_fp32(load_unaligned<fp16_t>(vj, d));
+  softmax(scratch, n_kv, /*padded=*/true);
+  // kq rounded to F16 for mul_mat(V, kq); out[d] = dot over positions j
+  for (int64_t j = 0; j < n_kv; ++j) scratch[j] = fp16_to_fp32(fp32_to_fp16(scratch[j]));
+  for (int d = 0; d < head_dim_v; ++d) {
+    for (int64_t j = 0; j < n_kv; ++j) row[j] = fp16_to_fp32(load_unaligned<fp16_t>(v + j * kv_stride_v, d));
+    out[d] = dot_f16_ordered(scratch, row, n_kv, order);
   }
+}
+
+int64_t attention_head_f16_scratch(int64_t n_kv, int head_dim, int head_dim_v) {
+  return n_kv + head_dim + std::max<int64_t>({n_kv, head_dim, head_dim_v});
 }
 
 void attention_f16(const float* q, const fp16_t* k, int64_t kv_stride_k, const fp16_t* v, int64_t kv_stride_v,
                    int64_t n_kv, int n_head, int n_head_kv, int head_dim, int head_dim_v, float scale, float* out,
-                   float* scratch) {
+                   float* scratch, F16DotOrder order) {
   const int group = n_head / n_head_kv;
   for (int h = 0; h < n_head; ++h) {
     const int hk = h / group;
     attention_head_f16(q + static_cast<int64_t>(h) * head_dim,
                        reinterpret_cast<const uint8_t*>(k + static_cast<int64_t>(hk) * head_dim), kv_stride_k * 2,
                        reinterpret_cast<const uint8_t*>(v + static_cast<int64_t>(hk) * head_dim_v), kv_stride_v * 2,
-                       n_kv, head_dim, head_dim_v, scale, out + static_cast<int64_t>(h) * head_dim_v, scratch);
+                       n_kv, head_dim, head_dim_v, scale, out + static_cast<int64_t>(h) * head_dim_v, scratch, order);
   }
 }
 

@@ -11,7 +11,16 @@
 //  * Attention, F16 cache (no flash attention): scores = scale * (f16(q)·K),
 //    causal, softmax in F32, probabilities rounded to F16, then summed against V,
 //    exactly the precision steps of ggml's mul_mat(K, q) / soft_max_ext /
-//    mul_mat(V, kq). Q8_0 cache: see attention_head_q8_0.
+//    mul_mat(V, kq), in the same summation order as ggml's x86 AVX-512 build
+//    (F16DotOrder) over a KV view padded with masked positions, and with ggml's
+//    vectorised exp (expf_ggml). Q8_0 cache: see attention_head_q8_0.
+//  * softmax / swiglu: ggml's x86 AVX-512 order (16-element chunks through
+//    expf_ggml, chunk sums reduced like _mm512_reduce_add_ps), scalar std::exp
+//    for the tail.
+// Why bit-level order matters: on Q8_0 weights every matmul input is rounded to
+// 8 bits, so a 1-ulp difference that moves one activation across a rounding
+// boundary changes it by a whole Q8_0 step (1/127 of its block's max); on
+// random-weight models such a flip grows to ~0.1 in the logits.
 //
 // Thread-safety: pure functions on caller-owned buffers.
 #pragma once
@@ -32,34 +41,61 @@ enum class RopeType { norm = 0, neox = 2 };
 // rotate. Precondition: n_rot even, n_rot <= head_dim.
 void rope(float* x, int n_heads, int head_dim, int n_rot, int64_t pos, float freq_base, RopeType type);
 
-// In place: x[i] = exp(x[i] - max) / sum, i < n (sum in double).
-void softmax(float* x, int64_t n);
+// exp(x) computed as ggml's AVX-512 ggml_v_expf does (range reduction to
+// 2^n * e^b, degree-5 polynomial with fused multiply-adds; at most ~1.5 ulp from
+// the true value, not correctly rounded); 0 below about -103.9, inf above 88.7.
+float expf_ggml(float x);
+
+// Sum of 16 floats in the order of _mm512_reduce_add_ps: l[i] + l[i+8], then
+// + [i+4], then (0+2) + (1+3).
+float reduce_add16(const float* l);
+
+// In place: x[i] = exp(x[i] - max) / sum, i < n, as ggml_vec_soft_max_f32: full
+// 16-element chunks use expf_ggml and are summed by reduce_add16 into a double;
+// the tail uses std::exp, each value added to the double sum, unless `padded`
+// (attention over ggml's padded KV view), where the tail is one more chunk whose
+// missing lanes are 0. Then x[i] *= float(1 / sum).
+void softmax(float* x, int64_t n, bool padded = false);
 
 // x * sigmoid(x).
 float silu(float x);
 
-// out[i] = silu(gate[i]) * up[i], i < n. out may alias gate or up.
+// out[i] = silu(gate[i]) * up[i], i < n (one row: ggml_vec_swiglu_f32 on
+// x86 AVX-512, 16-element chunks through expf_ggml, the tail through silu()).
+// out may alias gate or up.
 void swiglu(const float* gate, const float* up, int64_t n, float* out);
+
+// Summation order of an F16 dot product (see attention_head_f16): `gemm` is
+// llamafile's tinyBLAS (ggml's mul_mat for batches of >= 2 tokens), `vec_dot`
+// is ggml_vec_dot_f16 (one-token batches).
+enum class F16DotOrder { gemm, vec_dot };
+
+// Scratch floats attention_head_f16 needs for n_kv positions.
+int64_t attention_head_f16_scratch(int64_t n_kv, int head_dim, int head_dim_v);
 
 // Causal attention of one query head over a KV cache stored as F16 rows.
 //   qh:  head_dim floats (this query head).
 //   k:   n_kv positions; position j's head at k + j * kv_stride_k bytes, head_dim halves.
 //   v:   n_kv positions; position j's head at v + j * kv_stride_v bytes, head_dim_v halves.
 //   out: head_dim_v floats.
-//   scratch: n_kv + head_dim floats.
+//   scratch: attention_head_f16_scratch(n_kv, head_dim, head_dim_v) floats.
+//   order: gemm when the query belongs to a batch of >= 2 tokens, else vec_dot.
 // Positions 0..n_kv-1 are all visible (the caller passes n_kv = pos + 1 for causality).
+// Each score: 16-lane dot (order) of f16(q) and K_j, times scale; softmax
+// (padded); each output d: 16-lane dot (order) over j of f16(p_j) and V_j[d].
 // Rows may sit at any byte address. Thread-safety: pure; distinct scratch per thread.
 void attention_head_f16(const float* qh, const uint8_t* k, int64_t kv_stride_k, const uint8_t* v,
                         int64_t kv_stride_v, int64_t n_kv, int head_dim, int head_dim_v, float scale, float* out,
-                        float* scratch);
+                        float* scratch, F16DotOrder order);
 
 // All heads of one query token: query head h uses KV head h / (n_head / n_head_kv) (GQA).
 //   q:   n_head * head_dim floats (head-major); out: n_head * head_dim_v floats.
 //   k/v: rows of n_head_kv * head_dim (head_dim_v) halves, kv_stride_k/v halves apart.
-//   scratch: n_kv + head_dim floats. Precondition: n_head % n_head_kv == 0.
+//   scratch: attention_head_f16_scratch(n_kv, head_dim, head_dim_v) floats.
+//   Precondition: n_head % n_head_kv == 0.
 void attention_f16(const float* q, const fp16_t* k, int64_t kv_stride_k, const fp16_t* v, int64_t kv_stride_v,
                    int64_t n_kv, int n_head, int n_head_kv, int head_dim, int head_dim_v, float scale, float* out,
-                   float* scratch);
+                   float* scratch, F16DotOrder order = F16DotOrder::vec_dot);
 
 // Scratch floats attention_head_q8_0 needs for n_kv positions.
 int64_t attention_head_q8_0_scratch(int64_t n_kv, int head_dim, int head_dim_v);

@@ -211,11 +211,13 @@ namespace les::test {
 // How strictly a file is held to its reference.
 enum class GoldenKind {
   exact,    // F16: every clear teacher-forced step, top-20 within `logit_tol`
-  strict_tf,  // Q8_0: the same top-1 at the last prompt position, >= 93% of the clear
-              // teacher-forced steps and >= 97% of the clear expert sets; logit error only
-              // reported. On these random-weight models one Q8_0 rounding flip of an activation
-              // (from ulp-level differences such as ggml's SIMD expf in the attention softmax,
-              // amplified by the F16 rounding of the probabilities) moves logits by ~0.1.
+  q8_0,     // Q8_0: every clear teacher-forced step and expert set, the same top-1 at the
+            // last prompt position, and the full prompt-1 logits within `logit_tol`. Every
+            // matmul input is re-quantised to Q8_0, so one 1-ulp difference that moves an
+            // activation across a rounding boundary changes it by a whole 8-bit step and
+            // grows to ~0.1 in the logits: this holds only because the engine follows
+            // ggml's x86 summation orders and vectorised exp bit for bit (kernels/ops.h).
+            // The top-20 error over all prompts is reported, not bounded (see the test).
   trained_quant,  // trained model, quantised: every clear teacher-forced step and expert set
                   // (its margins are large); logit error only reported
   kquant,   // K-quants: >= 93% of clear steps, >= 97% of clear expert sets (an expert
@@ -226,7 +228,7 @@ struct GoldenCase {
   const char* model;      // relative to the fixtures root
   const char* reference;  // relative to the fixtures root
   GoldenKind kind;
-  double logit_tol;       // top-20 bound for `exact`
+  double logit_tol;       // top-20 bound for `exact`, prompt-1 full-logit bound for `q8_0`
   bool free_run;          // check (e)
 };
 
@@ -247,16 +249,17 @@ inline void run_golden_case(const GoldenCase& gc) {
     CHECK(st.top20_set_mismatch == 0);
   } else if (gc.kind == GoldenKind::trained_quant) {
     CHECK(st.tf_agree == st.tf_checked);
-  } else if (gc.kind == GoldenKind::strict_tf) {
-    CHECK(st.tf_agree >= 0.93 * st.tf_checked);
+  } else if (gc.kind == GoldenKind::q8_0) {
+    CHECK(st.tf_agree == st.tf_checked);
     CHECK(st.top1_mismatch == 0);
+    CHECK(st.full_max_err <= gc.logit_tol);
   } else {
     CHECK(st.tf_agree >= 0.93 * st.tf_checked);
   }
   if (gc.free_run) CHECK(st.free_run_prefix_fail == 0);
   if (ref.contains("experts")) {
     CHECK(st.experts_checked > 0);
-    if (gc.kind == GoldenKind::exact || gc.kind == GoldenKind::trained_quant) {
+    if (gc.kind == GoldenKind::exact || gc.kind == GoldenKind::trained_quant || gc.kind == GoldenKind::q8_0) {
       CHECK(st.experts_agree == st.experts_checked);
     } else {
       CHECK(st.experts_agree >= 0.97 * st.experts_checked);

@@ -63,7 +63,8 @@ std::vector<float> run(const Hparams& hp, const Setup& s, int64_t n_rows, int64_
   std::vector<float> out(static_cast<size_t>(n_rows * hp.n_head * hp.head_dim_v), NAN);
   AttentionScratch scratch;
   kernels::ThreadPool pool(threads);
-  attention_rows(hp, s.kv, 0, s.q.data(), n_rows, pos_first, out.data(), scratch, threads > 0 ? &pool : nullptr);
+  attention_rows(hp, s.kv, 0, s.q.data(), n_rows, pos_first, n_rows > 1, out.data(), scratch,
+                 threads > 0 ? &pool : nullptr);
   return out;
 }
 
@@ -96,12 +97,14 @@ TEST_CASE("attention_rows on an F16 cache equals ops::attention_f16 per token", 
   const Setup s = make_setup(hp, GgmlType::F16, n_pos, n_rows, 12);
   const auto out = run(hp, s, n_rows, pos_first, 2);
   const int64_t Dq = hp.n_embd_q(), Da = static_cast<int64_t>(hp.n_head) * hp.head_dim_v;
-  std::vector<float> expect(static_cast<size_t>(Da)), scratch(static_cast<size_t>(n_pos + hp.head_dim));
+  std::vector<float> expect(static_cast<size_t>(Da)),
+      scratch(static_cast<size_t>(ops::attention_head_f16_scratch(n_pos, hp.head_dim, hp.head_dim_v)));
   const auto* k = reinterpret_cast<const fp16_t*>(s.kv.k_data(0));
   const auto* v = reinterpret_cast<const fp16_t*>(s.kv.v_data(0));
   for (int64_t t = 0; t < n_rows; ++t) {
     ops::attention_f16(s.q.data() + t * Dq, k, hp.n_embd_k(), v, hp.n_embd_v(), pos_first + t + 1, hp.n_head,
-                       hp.n_head_kv, hp.head_dim, hp.head_dim_v, 1.0f / 8.0f, expect.data(), scratch.data());
+                       hp.n_head_kv, hp.head_dim, hp.head_dim_v, 1.0f / 8.0f, expect.data(), scratch.data(),
+                       ops::F16DotOrder::gemm);
     CHECK(std::memcmp(out.data() + t * Da, expect.data(), expect.size() * sizeof(float)) == 0);
   }
 }
