@@ -244,10 +244,28 @@ void StreamingExpertSource::score_prediction(const Routing& r) {
   p.valid = false;
 }
 
+bool StreamingExpertSource::layer_waits_for_reads() const {
+  for (const Want& w : cur_) {
+    if (w.expert < 0 || !w.error.ok()) continue;
+    if (w.slot < 0 || cache_->state(w.slot) != SlotState::ready) return true;
+  }
+  return false;
+}
+
+void StreamingExpertSource::issue_deferred_prefetch() {
+  if (deferred_layer_ < 0 || layer_waits_for_reads()) return;
+  const int32_t layer = deferred_layer_;
+  deferred_layer_ = -1;
+  prefetch(layer, deferred_ids_);
+}
+
 void StreamingExpertSource::prefetch(int32_t layer, const std::vector<int32_t>& ids) {
   if (!layout_.layer_has_experts(layer)) return;
-  for (const Want& w : cur_)
-    if (w.expert >= 0 && w.slot < 0 && w.error.ok()) return;  // demand reads wait for slots: no prefetch now
+  if (layer_waits_for_reads()) {
+    deferred_layer_ = layer;
+    deferred_ids_ = ids;
+    return;
+  }
   // Keep n_expert_used slots claimable: at a small budget, prefetches filling
   // every free slot would make the next layer's demand reads (the router's
   // real choice where the prediction missed) wait for a slot behind them.
@@ -285,6 +303,7 @@ Result<size_t> StreamingExpertSource::next_ready(int32_t layer, std::span<const 
   for (;;) {
     LES_RETURN_IF_ERROR(pump(false));
     LES_RETURN_IF_ERROR(issue_queued());
+    issue_deferred_prefetch();
     bool queued = false, all_slotted_ready = true;
     size_t first_ready = pending.size();
     for (size_t i = 0; i < pending.size(); ++i) {
@@ -335,6 +354,7 @@ void StreamingExpertSource::release(int32_t layer) {
   (void)layer;
   cur_.clear();  // handles unpin
   cur_layer_ = -1;
+  issue_deferred_prefetch();
 }
 
 void StreamingExpertSource::begin_batch(int64_t n_tokens) {
@@ -344,6 +364,7 @@ void StreamingExpertSource::begin_batch(int64_t n_tokens) {
   batch_start_ = Clock::now();
   if (outstanding_ == 0) idle_since_ = batch_start_;
   cache_->advance_token();
+  deferred_layer_ = -1;
   for (size_t l = 0; l < pred_.size(); ++l)
     if (l != 0 || p_.layer0 != Layer0Lookahead::final_hidden) pred_[l].valid = false;
 }

@@ -10,9 +10,10 @@
 //                        slot is pinned: prefill with a small budget);
 //   observe_routing(l)   records predictor recall for l, then scores
 //                        router_{l+1} · u_l, takes each token's top-c and
-//                        submits reads for candidates not cached (prefetch,
-//                        behind the demand reads; capped so that k slots stay
-//                        claimable for the next layer's demand reads);
+//                        submits reads for candidates not cached (prefetch;
+//                        held back until layer l's own reads are done, so the
+//                        device serves demand reads first; capped so that k
+//                        slots stay claimable for the next layer's demand reads);
 //   next_ready / get     returns an expert whose bytes are in (waits on the
 //                        reactor only when none is; the wait is timed);
 //   done / release       unpin, so slots can be reused within the layer.
@@ -140,6 +141,8 @@ class StreamingExpertSource final : public ExpertSource {
   void begin_batch(int64_t n_tokens);
   void end_batch();
   void prefetch(int32_t layer, const std::vector<int32_t>& ids);
+  bool layer_waits_for_reads() const;
+  void issue_deferred_prefetch();
   void score_prediction(const Routing& r);
 
   const Model& model_;
@@ -160,6 +163,12 @@ class StreamingExpertSource final : public ExpertSource {
   std::vector<io::ReadRequest> reqs_;
   std::vector<Prediction> pred_;      // per layer
   std::vector<float> u0_;
+  // A prediction whose reads wait until the current layer has all its bytes:
+  // demand reads (and reads the layer already waits on) go to the device
+  // first, so a misprediction costs one expert read, not a share of the next
+  // layer's prefetch batch.
+  int32_t deferred_layer_ = -1;
+  std::vector<int32_t> deferred_ids_;
   size_t outstanding_ = 0;
 
   bool in_batch_ = false;
