@@ -33,6 +33,36 @@ Status ExpertPredictor::predict(int32_t layer, const float* u, int64_t n, std::v
   return Status();
 }
 
+Status ExpertPredictor::predict_from(int32_t layer, int32_t from, const float* u, int64_t n,
+                                     std::vector<int32_t>& out) {
+  const Hparams& hp = model_.hparams();
+  if (from != layer - 1 || layer <= 0 || layer >= hp.n_layer) return predict(layer, u, n, out);
+  if (ratio_.empty()) {
+    ratio_.resize(static_cast<size_t>(hp.n_layer));
+    for (int32_t l = 1; l < hp.n_layer; ++l) {
+      const WeightView& a = model_.weights().layers[static_cast<size_t>(l)].ffn_norm;
+      const WeightView& b = model_.weights().layers[static_cast<size_t>(l - 1)].ffn_norm;
+      if (!a.present() || !b.present() || a.type != GgmlType::F32 || b.type != GgmlType::F32) continue;
+      const float* ga = reinterpret_cast<const float*>(a.data);
+      const float* gb = reinterpret_cast<const float*>(b.data);
+      std::vector<float> r(static_cast<size_t>(hp.n_embd));
+      bool ok = true;
+      for (int64_t j = 0; j < hp.n_embd && ok; ++j) {
+        ok = std::fabs(gb[j]) > 1e-30f;
+        r[static_cast<size_t>(j)] = ok ? ga[j] / gb[j] : 0.0f;
+      }
+      if (ok) ratio_[static_cast<size_t>(l)] = std::move(r);
+    }
+  }
+  const std::vector<float>& r = ratio_[static_cast<size_t>(layer)];
+  if (r.empty()) return predict(layer, u, n, out);
+  const int64_t E = hp.n_embd;
+  rescaled_.resize(static_cast<size_t>(n * E));
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t j = 0; j < E; ++j) rescaled_[static_cast<size_t>(t * E + j)] = u[t * E + j] * r[static_cast<size_t>(j)];
+  return predict(layer, rescaled_.data(), n, out);
+}
+
 std::vector<int32_t> ExpertPredictor::by_votes(const std::vector<int32_t>& rows, int32_t c, int32_t n_expert,
                                                int64_t first_row) {
   std::vector<int64_t> votes(static_cast<size_t>(n_expert), 0), best(static_cast<size_t>(n_expert), c);

@@ -33,6 +33,11 @@ class ExpertPredictor {
   // top-c of router_{layer} · u for each of n rows into `out` (n * c ids).
   // Errors: invalid_argument (layer out of range or without a router), from matmul.
   Status predict(int32_t layer, const float* u, int64_t n, std::vector<int32_t>& out);
+  // The same for u = layer `from`'s router input (RMSNorm(x)·ffn_norm_from):
+  // rescaled by ffn_norm_layer / ffn_norm_from elementwise first, so router_layer
+  // sees the residual x normed with its own layer's weights (when both norms
+  // are F32 and ffn_norm_from has no zero; else u as is).
+  Status predict_from(int32_t layer, int32_t from, const float* u, int64_t n, std::vector<int32_t>& out);
   // The distinct ids of `rows` (n * c), ordered by how many rows name them
   // (then by best rank, then id): the order to prefetch in.
   static std::vector<int32_t> by_votes(const std::vector<int32_t>& rows, int32_t c, int32_t n_expert,
@@ -42,6 +47,8 @@ class ExpertPredictor {
   const Model& model_;
   int32_t c_;
   std::vector<float> logits_;
+  std::vector<float> rescaled_;
+  std::vector<std::vector<float>> ratio_;  // per layer l: ffn_norm_l / ffn_norm_{l-1}, empty when unusable
   std::vector<int32_t> order_;
   MatmulScratch ms_;
 };

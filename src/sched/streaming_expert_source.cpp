@@ -288,7 +288,10 @@ void StreamingExpertSource::observe_routing(const Routing& r) {
   const int32_t next = r.layer + 1;
   if (next >= layout_.n_layer() || !layout_.layer_has_experts(next)) return;
   Prediction& p = pred_[static_cast<size_t>(next)];
-  if (c_ == 0 || !predictor_.predict(next, r.router_input, r.n_tokens, p.ids).ok()) return;
+  if (c_ == 0) return;
+  const Status st = p_.predictor_next_norm ? predictor_.predict_from(next, r.layer, r.router_input, r.n_tokens, p.ids)
+                                           : predictor_.predict(next, r.router_input, r.n_tokens, p.ids);
+  if (!st.ok()) return;
   p.row0 = n_batch_rows_ - r.n_tokens;
   p.rows = r.n_tokens;
   p.valid = true;

@@ -77,6 +77,12 @@ struct StreamingParams {
   // out in request order ("read the layer, then compute": the ablation
   // baseline). Results are bit-identical either way.
   bool ready_first = true;
+  // true: the lookahead scores router_{l+1} · (u_l ⊙ ffn_norm_{l+1} / ffn_norm_l),
+  // i.e. layer l's normalised residual with the next layer's own norm weights;
+  // false: router_{l+1} · u_l (predictor "A" of fixtures/trained/README.md).
+  // Recall at c = k: trained F16 fixture 0.735 either way (per layer within
+  // 0.003); qwen3-30b-a3b synth preset (norm weights differ per layer) 0.85 -> 0.96.
+  bool predictor_next_norm = true;
 };
 
 class StreamingExpertSource final : public ExpertSource {

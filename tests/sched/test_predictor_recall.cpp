@@ -4,13 +4,15 @@
 // chunk from an empty context, predictor A = top-c of router_{l+1} · u_l.
 // Prints the per-layer table next to the README's figures and checks the means.
 // Also prints (and checks the direction of) cache hit rates per eviction
-// policy and layer-0 predictor, decoding token by token.
+// policy and layer-0 predictor, decoding token by token; and compares
+// predictor A with the next-layer-norm variant the scheduler uses by default.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
+#include "core/synth_model.h"
 #include "sched/streaming_expert_source.h"
 #include "sched_test_util.h"
 #include "support/fixtures.h"
@@ -81,6 +83,7 @@ TEST_CASE("predictor recall on the trained F16 model matches the README (2048 va
     StreamingParams sp;
     sp.prefetch_c = cs[ci];
     sp.budget_bytes = size_t{256} << 20;  // everything fits: recall does not depend on the budget
+    sp.predictor_next_norm = false;       // the README's predictor A: router_{l+1} · u_l
     Streamed s = open_streamed(path, sp);
     const std::vector<int32_t> toks = validation_tokens(*s.model, 2048);
     for (int chunk = 0; chunk < 8; ++chunk) {
@@ -145,4 +148,42 @@ TEST_CASE("eviction policies and layer-0 predictors, token-by-token decode (trai
               fin.layers[0].recall(), emb.layers[0].recall());
   CHECK(fin.layers[0].pred_actual > 0);
   CHECK(emb.layers[0].pred_actual > 0);
+}
+
+TEST_CASE("next-layer-norm lookahead: same recall on the trained model, higher where norms differ", "[sched]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  LES_REQUIRE_FIXTURE(text, "corpus/validation.txt");
+  // Mean recall (layers 1..L-1) at c = k of one 256-token chunk decoded as a
+  // batch with every row reaching the last layer.
+  auto recall = [](const std::string& model_path, bool next_norm, const std::vector<int32_t>* toks_in) {
+    StreamingParams sp;
+    sp.prefetch_c = 0;  // resolved below to k
+    Streamed probe = open_streamed(model_path, {.budget_bytes = size_t{64} << 20});
+    sp.prefetch_c = probe.model->hparams().n_expert_used;
+    sp.budget_bytes = size_t{64} << 20;
+    sp.predictor_next_norm = next_norm;
+    Streamed s = open_streamed(model_path, sp);
+    std::vector<int32_t> toks;
+    if (toks_in) {
+      toks = *toks_in;
+    } else {
+      for (int i = 0; i < 128; ++i) toks.push_back((7919 * i + 13) % s.model->hparams().n_vocab);
+    }
+    REQUIRE(s.ctx->decode(toks, /*all_logits=*/true).ok());
+    return s.src->stats().mean_recall(1);
+  };
+  Streamed probe = open_streamed(path, {.budget_bytes = size_t{64} << 20});
+  std::vector<int32_t> toks = validation_tokens(*probe.model, 256);
+  toks[0] = 1;
+  const double trained_a = recall(path, false, &toks), trained_n = recall(path, true, &toks);
+  // A synthetic model whose ffn_norm weights differ from layer to layer.
+  const std::string synth = test::temp_dir() + "/recall-synth-small.gguf";
+  auto preset = synth_preset("small");
+  REQUIRE(preset.ok());
+  REQUIRE(write_synth_model(*preset, SynthOptions{}, synth).ok());
+  const double synth_a = recall(synth, false, nullptr), synth_n = recall(synth, true, nullptr);
+  std::printf("\nlookahead recall at c = k, predictor A vs next-layer norm: trained F16 %.3f vs %.3f, "
+              "synth small %.3f vs %.3f\n", trained_a, trained_n, synth_a, synth_n);
+  CHECK(trained_n >= trained_a - 0.01);
+  CHECK(synth_n > synth_a + 0.02);
 }
