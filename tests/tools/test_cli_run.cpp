@@ -1,7 +1,7 @@
 // `les run` end to end: the built tool on the trained fixture (greedy text
 // equals llama.cpp's reference), the embedded default model, and error paths
 // (missing file, garbage file, bad arguments) that must exit non-zero without
-// crashing.
+// crashing; and --budget-mb on every fixture model (same text as resident).
 #include <catch2/catch.hpp>
 #include <sys/wait.h>
 
@@ -163,4 +163,31 @@ TEST_CASE("les synth writes a preset; bad presets exit 2", "[cli]") {
   auto bad = run_les("synth --preset nope -o " + sh_quote(out));
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("tiny") != std::string::npos);
+}
+
+TEST_CASE("les run --budget-mb: every fixture model prints the resident run's greedy text", "[cli]") {
+  // Streaming experts through a 4 MiB cache must not change a single token;
+  // a dense model has nothing to stream and runs resident with a note.
+  LES_REQUIRE_FIXTURE(trained, "trained/tiny-qwen3moe-Q4_K_M.gguf");
+  const std::string dir = trained.substr(0, trained.rfind("/trained/"));
+  for (const char* f : {"trained/tiny-qwen3moe-F16.gguf", "trained/tiny-qwen3moe-Q4_K_M.gguf",
+                        "trained/tiny-qwen3moe-mixed-exps-Q3_K-imat.gguf", "synthetic/qwen3moe-F16.gguf",
+                        "synthetic/qwen3moe-Q8_0.gguf", "synthetic/qwen3moe-Q4_K_M.gguf",
+                        "synthetic/qwen3moe-Q3_K_M.gguf", "synthetic/qwen3moe-MIXED.gguf",
+                        "synthetic/mixtral-Q4_K_M.gguf", "synthetic/qwen2moe-Q4_K_M.gguf",
+                        "synthetic/llama-dense-Q4_K_M.gguf"}) {
+    INFO(f);
+    const std::string args = "run -m " + sh_quote(dir + "/" + f) + " -p 'Hello world' -n 8 --temp 0 --ignore-eos";
+    const RunResult resident = run_les(args);
+    REQUIRE(resident.exit_code == 0);
+    const RunResult streamed = run_les(args + " --budget-mb 4 --stats");
+    REQUIRE(streamed.exit_code == 0);
+    CHECK(streamed.out == resident.out);
+    CHECK(!streamed.out.empty());
+    if (std::string(f).find("dense") != std::string::npos) {
+      CHECK(streamed.err.find("no routed experts") != std::string::npos);
+    } else {
+      CHECK(streamed.err.find("hit rate") != std::string::npos);
+    }
+  }
 }

@@ -66,20 +66,29 @@ int run_streaming(const StreamingRunOptions& o, const std::function<void(std::st
   sp.prefetch_c = o.prefetch_c;
   sp.io = *io_kind;
   sp.policy = *policy;
-  auto src = sched::StreamingExpertSource::create(**model, sp);
-  if (!src.ok())
-    return fail("expert streaming", src.status(), src.status().code() == StatusCode::invalid_argument ? 2 : 1);
+  // A dense model has nothing to stream: it runs resident, and says so.
+  const bool has_experts = (*model)->hparams().n_expert > 0;
+  std::unique_ptr<sched::StreamingExpertSource> src;
+  if (has_experts) {
+    auto s = sched::StreamingExpertSource::create(**model, sp);
+    if (!s.ok()) return fail("expert streaming", s.status(), s.status().code() == StatusCode::invalid_argument ? 2 : 1);
+    src = std::move(s).value();
+  } else {
+    std::fprintf(stderr, "les run: note: %s has no routed experts; --budget-mb ignored, all weights resident\n",
+                 o.model.c_str());
+  }
   ContextParams cp;
   cp.n_ctx = o.n_ctx;
   cp.n_threads = o.n_threads;
   auto ctx = Context::create(**model, cp);
   if (!ctx.ok()) return fail("creating the context", ctx.status());
-  (*ctx)->set_expert_source(src->get());
+  if (src) (*ctx)->set_expert_source(src.get());
   auto sampler = Sampler::create(o.sp);
   if (!sampler.ok()) return fail("sampler", sampler.status(), 2);
-  std::fprintf(stderr, "les run: %s, n_ctx %d, seed %llu, experts streamed (budget %.1f MiB)\n",
-               (*model)->description().c_str(), (*ctx)->n_ctx(), static_cast<unsigned long long>(o.sp.seed),
-               o.budget_mb);
+  char streamed[96] = "";
+  if (src) std::snprintf(streamed, sizeof streamed, ", experts streamed (budget %.1f MiB)", o.budget_mb);
+  std::fprintf(stderr, "les run: %s, n_ctx %d, seed %llu%s\n", (*model)->description().c_str(), (*ctx)->n_ctx(),
+               static_cast<unsigned long long>(o.sp.seed), streamed);
   GenerateParams gp;
   gp.n_predict = o.n_predict;
   gp.ignore_eos = o.ignore_eos;
@@ -97,7 +106,7 @@ int run_streaming(const StreamingRunOptions& o, const std::function<void(std::st
                stats->n_prompt_tokens, stats->n_generated, stop_reason_name(stats->stop_reason),
                stats->prefill_tok_per_s(), stats->prefill_seconds * 1e3, stats->decode_tok_per_s(), stats->n_decoded,
                stats->decode_seconds * 1e3, peak_rss_mib());
-  if (o.stats) print_stats(**src, *stats);
+  if (o.stats && src) print_stats(*src, *stats);
   return 0;
 }
 
