@@ -50,7 +50,8 @@ les_status les_context_create(les_model* model, const les_context_params* params
     }
     std::unique_ptr<les::sched::StreamingExpertSource> experts;
     const les_model_params& mp = model->state->params;
-    if (mp.expert_budget_bytes > 0) {
+    // A dense model has no routed experts: nothing to stream, it runs resident.
+    if (mp.expert_budget_bytes > 0 && model->state->model->hparams().n_expert > 0) {
       les::sched::StreamingParams sp;
       sp.budget_bytes = static_cast<size_t>(mp.expert_budget_bytes);
       sp.prefetch_c = mp.prefetch_candidates;

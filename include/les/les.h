@@ -123,7 +123,10 @@ typedef struct les_model_params {
                                     together); les_context_create() refuses a budget below the minimum
                                     (one layer's selected experts plus buffers) with
                                     LES_ERR_INVALID_ARGUMENT naming that minimum. Either expert file
-                                    layout (GGUF's or `les repack`'s) is recognised from the file. */
+                                    layout (GGUF's or `les repack`'s) is recognised from the file. A
+                                    model without routed experts has nothing to stream: it runs
+                                    resident, and les_context_stream_stats() reports
+                                    LES_ERR_INVALID_ARGUMENT for its contexts. */
   int32_t prefetch_candidates;   /* lookahead: experts prefetched per layer, the top-c of the next
                                     layer's router applied to this layer's router input; -1 = top-k + 2
                                     (default), 0 = no lookahead (on-demand reads), else k <= c <= 2k */

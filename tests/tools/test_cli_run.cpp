@@ -91,18 +91,20 @@ TEST_CASE("les run: bad arguments exit 2 with a message", "[cli]") {
   for (const Case& c : {Case{"run --temp -1", "temperature"}, Case{"run --top-p 1.5", "top_p"},
                         Case{"run --top-p 0", "top_p"}, Case{"run --min-p 2", "min_p"},
                         Case{"run --top-k -3", "top_k"}, Case{"run --repeat-penalty 0", "repeat_penalty"},
-                        Case{"run --ctx -5", "ctx"}, Case{"run -n -7", "-n"}, Case{"run -t -1", "-t"}}) {
+                        Case{"run --ctx -5", "ctx"}, Case{"run -n -7", "-n"}, Case{"run -t -1", "-t"},
+                        Case{"run --budget-mb -1", "budget"}, Case{"run --io floppy", "--io"},
+                        Case{"run --eviction random", "--eviction"}, Case{"run --no-such-flag", "no-such-flag"},
+                        Case{"run --temp abc", "--temp"}}) {
     auto r = run_les(std::string(c.args) + " -m /nonexistent.gguf");
     INFO(c.args);
     CHECK(r.exit_code == 2);
     CHECK(r.err.find(c.mentions) != std::string::npos);
   }
-  auto unknown = run_les("run --no-such-flag");
-  CHECK(unknown.exit_code != 0);
-  CHECK(unknown.exit_code != -1);
-  auto not_a_number = run_les("run --temp abc");
-  CHECK(not_a_number.exit_code != 0);
-  CHECK(not_a_number.exit_code != -1);
+  // A budget below the minimum is the caller's mistake too, and says the minimum.
+  LES_REQUIRE_FIXTURE(model, "trained/tiny-qwen3moe-Q4_K_M.gguf");
+  auto small = run_les("run -m " + sh_quote(model) + " -n 4 --budget-mb 0.1");
+  CHECK(small.exit_code == 2);
+  CHECK(small.err.find("minimum") != std::string::npos);
 }
 
 TEST_CASE("les run: greedy text on the trained fixture equals llama.cpp's", "[cli]") {

@@ -14,6 +14,12 @@
 // Exit codes: 0 success, 1 runtime error (missing or malformed model...),
 // 2 bad arguments.
 //
+// --budget-mb N streams routed experts through an N MiB expert cache
+// (les_model_params.expert_budget_bytes; --prefetch-c, --io, --eviction set
+// the lookahead and reader; --stats prints les_context_stream_stats and the
+// per-layer figures). A dense model has nothing to stream and runs resident
+// with a note.
+//
 // The model, context and generation go through the C ABI (les/les.h), as an
 // embedding app would. Two things les.h does not offer stay on the C++ side:
 // checking the sampler parameters before any file is opened (so they are usage
@@ -32,7 +38,6 @@
 #include "core/utf8.h"
 #include "les/commands.h"
 #include "les/default_model.h"
-#include "les/run_streaming.h"
 
 namespace les::tool {
 namespace {
@@ -48,7 +53,7 @@ struct RunOptions {
   int32_t repeat_last_n = 64;
   std::vector<std::string> stop;
   SamplerParams sp;
-  // Expert streaming (tools/les/run_streaming.h): --budget-mb > 0 turns it on.
+  // Expert streaming: --budget-mb > 0 turns it on.
   double budget_mb = 0;
   int32_t prefetch_c = -1;
   std::string io = "auto";
@@ -90,9 +95,44 @@ int fail(const std::string& what, const Status& s) {
 
 // A failed les.h call: its status name and message (`detail`: les_last_error()
 // or les_context_last_error()).
-int fail_c(const std::string& what, les_status st, const char* detail) {
+int fail_c(const std::string& what, les_status st, const char* detail, int code = 1) {
   std::fprintf(stderr, "les run: %s: %s: %s\n", what.c_str(), les_status_name(st), detail);
-  return 1;
+  return code;
+}
+
+// --stats: the streaming totals and the per-layer cache and predictor figures.
+int print_stream_stats(const les_model* model, const les_context* ctx, const std::string& io) {
+  les_stream_stats s{};
+  s.struct_size = sizeof s;
+  if (les_status st = les_context_stream_stats(ctx, &s); st != LES_OK)
+    return fail_c("streaming statistics", st, les_last_error());
+  const double mib = 1024.0 * 1024.0;
+  const double per_tok = s.tokens ? 1.0 / static_cast<double>(s.tokens) : 0.0;
+  std::fprintf(stderr,
+               "les run: experts streamed (--io %s), budget %.2f MiB = %d slots, prefetch c = %d\n"
+               "les run: bytes read %.2f MiB (%.1f KiB/token), reads %llu, experts demand-read %llu, prefetched %llu\n"
+               "les run: cache hits %llu, in-flight hits %llu, misses %llu (hit rate %.3f), prefetched never used "
+               "%.2f MiB, read errors %llu, mean recall %.3f\n"
+               "les run: time in forward passes %.1f ms, compute waited on I/O %.1f ms (%.1f%%), I/O idle %.1f ms\n",
+               io.c_str(), static_cast<double>(s.budget_bytes) / mib, s.n_slots, s.prefetch_candidates,
+               static_cast<double>(s.bytes_read) / mib, static_cast<double>(s.bytes_read) * per_tok / 1024.0,
+               static_cast<unsigned long long>(s.reads_issued), static_cast<unsigned long long>(s.demand_experts),
+               static_cast<unsigned long long>(s.prefetch_experts), static_cast<unsigned long long>(s.cache_hits),
+               static_cast<unsigned long long>(s.inflight_hits), static_cast<unsigned long long>(s.cache_misses),
+               s.hit_rate, static_cast<double>(s.prefetch_unused_bytes) / mib,
+               static_cast<unsigned long long>(s.read_errors), s.mean_recall, s.wall_seconds * 1e3,
+               s.io_wait_seconds * 1e3, s.wall_seconds > 0 ? 100.0 * s.io_wait_seconds / s.wall_seconds : 0.0,
+               s.io_idle_seconds * 1e3);
+  std::fprintf(stderr, "les run: layer | hits | in-flight | misses | recall | precision\n");
+  for (int32_t l = 0; l < les_model_n_layer(model); ++l) {
+    les_stream_layer_stats L{};
+    L.struct_size = sizeof L;
+    if (les_context_stream_layer_stats(ctx, l, &L) != LES_OK) continue;  // a dense layer
+    std::fprintf(stderr, "les run: %5d | %4llu | %9llu | %6llu | %.3f  | %.3f\n", l,
+                 static_cast<unsigned long long>(L.cache_hits), static_cast<unsigned long long>(L.inflight_hits),
+                 static_cast<unsigned long long>(L.cache_misses), L.recall, L.precision);
+  }
+  return 0;
 }
 
 // The library's log lines: warnings go to stderr; errors are dropped because
@@ -154,29 +194,33 @@ int run(RunOptions o) {
     std::fprintf(stderr, "les run: --budget-mb must be >= 0 (0 = all experts resident), got %g\n", o.budget_mb);
     return 2;
   }
-  if (o.budget_mb > 0) {
-    StreamingRunOptions so{o.model, o.prompt,   o.n_predict, o.n_ctx,      o.n_threads, o.ignore_eos, o.stop,
-                           o.sp,    o.budget_mb, o.prefetch_c, o.io,       o.eviction,  o.stats};
-    return run_streaming(so, [](std::string_view piece) { print_piece(0, piece.data(), piece.size(), nullptr); },
-                         peak_rss_mib);
-  }
-
   les_model_params mp = les_model_default_params();
   mp.n_threads = o.n_threads;
   mp.log_callback = log_to_stderr;
+  mp.expert_budget_bytes = static_cast<uint64_t>(o.budget_mb * 1024.0 * 1024.0);
+  mp.prefetch_candidates = o.prefetch_c;
+  mp.io_backend = o.io == "io_uring" ? LES_IO_IO_URING : o.io == "pread" ? LES_IO_PREAD : LES_IO_AUTO;
+  mp.eviction = o.eviction == "lru" ? LES_EVICTION_LRU : LES_EVICTION_LFU_AGED;
   ModelHandle model;
   if (les_status st = les_model_load(o.model.c_str(), &mp, &model.p); st != LES_OK)
     return fail_c("loading " + o.model, st, les_last_error());
+  const bool streaming = o.budget_mb > 0 && les_model_n_expert(model.p) > 0;
+  if (o.budget_mb > 0 && !streaming)
+    std::fprintf(stderr, "les run: note: %s has no routed experts; --budget-mb ignored, all weights resident\n",
+                 o.model.c_str());
   les_context_params cp = les_context_default_params();
   cp.n_ctx = o.n_ctx;
   cp.n_threads = o.n_threads;
   ContextHandle ctx;
   if (les_status st = les_context_create(model.p, &cp, &ctx.p); st != LES_OK)
-    return fail_c("creating the context", st, les_last_error());
+    return fail_c(streaming ? "expert streaming" : "creating the context", st, les_last_error(),
+                  st == LES_ERR_INVALID_ARGUMENT ? 2 : 1);
   std::string desc(static_cast<size_t>(std::max(les_model_desc(model.p, nullptr, 0), 0)) + 1, '\0');
   desc.resize(static_cast<size_t>(std::max(les_model_desc(model.p, desc.data(), desc.size()), 0)));
-  std::fprintf(stderr, "les run: %s, n_ctx %d, seed %llu\n", desc.c_str(), les_context_n_ctx(ctx.p),
-               static_cast<unsigned long long>(o.sp.seed));
+  char streamed[96] = "";
+  if (streaming) std::snprintf(streamed, sizeof streamed, ", experts streamed (budget %.1f MiB)", o.budget_mb);
+  std::fprintf(stderr, "les run: %s, n_ctx %d, seed %llu%s\n", desc.c_str(), les_context_n_ctx(ctx.p),
+               static_cast<unsigned long long>(o.sp.seed), streamed);
 
   les_generate_params gp = les_generate_default_params();
   gp.n_predict = o.n_predict;
@@ -209,6 +253,7 @@ int run(RunOptions o) {
                stats.n_prompt_tokens, stats.n_generated, les_stop_reason_name(stats.stop_reason),
                stats.prefill_tokens_per_second, stats.prefill_seconds * 1e3, stats.decode_tokens_per_second,
                stats.n_decoded, stats.decode_seconds * 1e3, peak_rss_mib());
+  if (o.stats && streaming) return print_stream_stats(model.p, ctx.p, o.io);
   return 0;
 }
 
@@ -239,8 +284,12 @@ void register_run(CLI::App& app, ToolState& state) {
   cmd->add_option("--prefetch-c", o->prefetch_c,
                   "Lookahead candidates per token, k..2k (-1 = k+2, 0 = on-demand reads only)")
       ->capture_default_str();
-  cmd->add_option("--io", o->io, "I/O backend for streamed experts: auto, pread, io_uring")->capture_default_str();
-  cmd->add_option("--eviction", o->eviction, "Expert cache eviction: lru, lfu_aged")->capture_default_str();
+  cmd->add_option("--io", o->io, "I/O backend for streamed experts: auto, pread, io_uring")
+      ->check(CLI::IsMember({"auto", "pread", "io_uring"}))
+      ->capture_default_str();
+  cmd->add_option("--eviction", o->eviction, "Expert cache eviction: lru, lfu_aged")
+      ->check(CLI::IsMember({"lru", "lfu_aged"}))
+      ->capture_default_str();
   cmd->add_flag("--stats", o->stats, "Print expert-streaming statistics (with --budget-mb)");
   cmd->add_option("--stop", o->stop, "Stop string (repeatable); the text stops before it")->allow_extra_args(false);
   cmd->callback([&state, o] { state.exit_code = run(*o); });

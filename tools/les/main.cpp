@@ -15,7 +15,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help prints and exits 0; every other parse or validation error is a
+    // usage error: exit 2, as the subcommands' own argument checks do.
+    return app.exit(e) == 0 ? 0 : 2;
   }
   return state.exit_code;
 }
