@@ -359,6 +359,25 @@ TEST_CASE("C API: streaming calls on a resident context are refused", "[api][str
   CHECK(les_context_stream_stats(nullptr, &st) == LES_ERR_INVALID_ARGUMENT);
 }
 
+TEST_CASE("C API: a dense model with an expert budget has nothing to stream and runs resident", "[api][stream]") {
+  LES_REQUIRE_FIXTURE(path, "synthetic/llama-dense-Q4_K_M.gguf");
+  les_model_params mp = les_model_default_params();
+  mp.expert_budget_bytes = 4u << 20;
+  Loaded l;
+  REQUIRE(les_model_load(path.c_str(), &mp, &l.model) == LES_OK);
+  CHECK(les_model_n_expert(l.model) == 0);
+  les_context_params cp = les_context_default_params();
+  REQUIRE(les_context_create(l.model, &cp, &l.ctx) == LES_OK);
+  les_token ids[16];
+  int32_t n = 0;
+  REQUIRE(les_tokenize(l.model, "Hello", 5, true, false, ids, 16, &n) == LES_OK);
+  REQUIRE(n > 0);
+  CHECK(les_context_decode(l.ctx, ids, n) == LES_OK);
+  les_stream_stats st;
+  st.struct_size = sizeof st;
+  CHECK(les_context_stream_stats(l.ctx, &st) == LES_ERR_INVALID_ARGUMENT);
+}
+
 TEST_CASE("C API: a caller built against the first les_model_params still loads", "[api]") {
   LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
   les_model_params p = les_model_default_params();
