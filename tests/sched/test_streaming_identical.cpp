@@ -166,15 +166,21 @@ TEST_CASE("streaming logits are bit-identical to resident: repacked (contiguous)
   CHECK(layout->contiguous());
   auto min = StreamingExpertSource::min_budget_bytes(**m, {});
   REQUIRE(min.ok());
+  const int32_t k = (*m)->hparams().n_expert_used;
   for (io::IoBackendKind kind : {io::IoBackendKind::pread, io::IoBackendKind::io_uring}) {
     for (size_t budget : {*min, *min + 64 * layout->slot_bytes()}) {
-      for (bool ready_first : {true, false}) {
-        DYNAMIC_SECTION(io::io_backend_kind_name(kind) << " budget=" << budget << " ready_first=" << ready_first) {
-          StreamingParams sp;
-          sp.io = kind;
-          sp.budget_bytes = budget;
-          sp.ready_first = ready_first;
-          check_streaming(path, ref, sp, 512);
+      for (int32_t c : {k, k + 2, 2 * k}) {
+        for (bool ready_first : {true, false}) {
+          if (!ready_first && c != k + 2) continue;  // the baseline order once per budget and backend
+          DYNAMIC_SECTION(io::io_backend_kind_name(kind) << " budget=" << budget << " c=" << c
+                                                         << " ready_first=" << ready_first) {
+            StreamingParams sp;
+            sp.io = kind;
+            sp.budget_bytes = budget;
+            sp.prefetch_c = c;
+            sp.ready_first = ready_first;
+            check_streaming(path, ref, sp, 512);
+          }
         }
       }
     }
