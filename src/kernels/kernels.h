@@ -49,9 +49,36 @@ struct TypeKernels {
   QuantizeRowFn quantize_row = nullptr;      // set for activation types (Q8_0, Q8_1, Q8_K, F16, BF16, F32)
 };
 
+// Vectorised pieces of the F32 ops (kernels/ops.h) that follow ggml's x86
+// AVX-512 arithmetic bit for bit. Every tier's functions give results
+// bit-identical to the scalar tier's (the reference), which the tests check.
+struct OpKernels {
+  // y[i] = ops::expf_ggml(x[i]) for i < 16. x and y may alias.
+  void (*exp16)(const float* x, float* y) = nullptr;
+  // F16 attention scores (ops::attention_head_f16): for j < n_kv,
+  //   scores[j] = dot(q, K_j) over head_dim elements, K_j = head_dim halves at
+  //   k + j * k_stride bytes (any byte address), q = head_dim floats that are
+  //   exact halves. Summation: element i adds its exact product into lane
+  //   i % 16 of accumulator (vec_dot ? (i / 16) % 4 : 0); with vec_dot the
+  //   accumulators are folded (0+2) + (1+3); the 16 lanes end in
+  //   ops::reduce_add16. (vec_dot = ggml_vec_dot_f16, else llamafile's tinyBLAS.)
+  void (*attn_f16_kq)(const float* q, const uint8_t* k, int64_t k_stride, int64_t n_kv, int head_dim,
+                      bool vec_dot, float* scores) = nullptr;
+  // F16 attention output: for d < head_dim_v, out[d] = dot over j < n_kv of
+  // p[j] (exact halves) and V_j[d] (V_j = head_dim_v halves at v + j * v_stride
+  // bytes), element j summed like element i of attn_f16_kq. scratch: at least
+  // op_kernels_kqv_scratch(head_dim_v) floats, any content.
+  void (*attn_f16_kqv)(const float* p, const uint8_t* v, int64_t v_stride, int64_t n_kv, int head_dim_v,
+                       bool vec_dot, float* out, float* scratch) = nullptr;
+};
+
+// Scratch floats OpKernels::attn_f16_kqv needs (64 lanes x head_dim_v rounded up to 16).
+inline int64_t op_kernels_kqv_scratch(int head_dim_v) { return 64 * ((static_cast<int64_t>(head_dim_v) + 15) / 16 * 16); }
+
 struct KernelTable {
   KernelTier tier = KernelTier::scalar;
   TypeKernels types[kGgmlTypeCount];
+  OpKernels ops;
 
   const TypeKernels& of(GgmlType t) const { return types[static_cast<uint32_t>(t)]; }
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/kernels.h"
 #include "kernels/unaligned.h"
 
 namespace les::ops {
@@ -62,17 +63,23 @@ float reduce_add16(const float* l) {
 
 void softmax(float* x, int64_t n, bool padded) {
   if (n <= 0) return;
+  const auto exp16 = kernels::default_kernel_table().ops.exp16;
   float mx = -INFINITY;
   for (int64_t i = 0; i < n; ++i) mx = std::fmax(mx, x[i]);
   double sum = 0;
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    for (int l = 0; l < 16; ++l) x[i + l] = expf_ggml(x[i + l] - mx);
+    for (int l = 0; l < 16; ++l) x[i + l] -= mx;
+    exp16(x + i, x + i);
     sum += reduce_add16(x + i);
   }
   if (padded && i < n) {  // the last chunk, its missing lanes masked to exp(-inf) = 0
-    float lanes[16] = {};
-    for (int64_t l = 0; i + l < n; ++l) lanes[l] = x[i + l] = expf_ggml(x[i + l] - mx);
+    float lanes[16];
+    const int64_t m = n - i;
+    for (int64_t l = 0; l < m; ++l) lanes[l] = x[i + l] - mx;
+    exp16(lanes, lanes);
+    for (int64_t l = m; l < 16; ++l) lanes[l] = 0.0f;
+    for (int64_t l = 0; l < m; ++l) x[i + l] = lanes[l];
     sum += reduce_add16(lanes);
     i = n;
   }
@@ -87,63 +94,40 @@ void softmax(float* x, int64_t n, bool padded) {
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
 
 void swiglu(const float* gate, const float* up, int64_t n, float* out) {
+  const auto exp16 = kernels::default_kernel_table().ops.exp16;
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
+  for (; i + 16 <= n; i += 16) {
+    float e[16];
+    for (int l = 0; l < 16; ++l) e[l] = 0.0f - gate[i + l];
+    exp16(e, e);
     for (int l = 0; l < 16; ++l) {
       const float g = gate[i + l];
-      out[i + l] = g / (1.0f + expf_ggml(0.0f - g)) * up[i + l];
+      out[i + l] = g / (1.0f + e[l]) * up[i + l];
     }
+  }
   for (; i < n; ++i) out[i] = silu(gate[i]) * up[i];
 }
 
-namespace {
-
-// Dot product of two F16-exact float vectors (every product is exact in F32, so
-// a multiply-add rounds like ggml's fused one) in the order of ggml's x86
-// AVX-512 kernels: `gemm` = 16 lanes, element i in lane i % 16 (llamafile's
-// tinyBLAS, prompt batches); `vec_dot` = four 16-lane accumulators over steps
-// of 64, folded (0+2, 1+3, then 0+1) before the lane reduction
-// (ggml_vec_dot_f16, one-token batches). Both end with reduce_add16. Missing
-// elements up to a multiple of 64 count as zeros (ggml's KV view is padded).
-float dot_f16_ordered(const float* a, const float* b, int64_t n, F16DotOrder order) {
-  float acc[4][16] = {};
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t row = order == F16DotOrder::gemm ? 0 : (i >> 4) & 3;
-    float& c = acc[row][i & 15];
-    c = c + a[i] * b[i];
-  }
-  if (order == F16DotOrder::vec_dot)
-    for (int l = 0; l < 16; ++l) acc[0][l] = (acc[0][l] + acc[2][l]) + (acc[1][l] + acc[3][l]);
-  return reduce_add16(acc[0]);
-}
-
-}  // namespace
-
 void attention_head_f16(const float* qh, const uint8_t* k, int64_t kv_stride_k, const uint8_t* v,
                         int64_t kv_stride_v, int64_t n_kv, int head_dim, int head_dim_v, float scale, float* out,
-                        float* scratch, F16DotOrder order) {
-  using kernels::load_unaligned;
+                        float* scratch, F16DotOrder order, const kernels::OpKernels* kernels) {
+  const kernels::OpKernels& kk = kernels ? *kernels : kernels::default_kernel_table().ops;
+  const bool vec_dot = order == F16DotOrder::vec_dot;
   // scratch: n_kv scores, then q rounded to F16 (ggml converts q to F16, the
-  // vec_dot_type of an F16 K), then the K row / V column as floats.
+  // vec_dot_type of an F16 K), then the attn_f16_kqv scratch.
   float* qr = scratch + n_kv;
-  float* row = qr + head_dim;
+  float* rest = qr + head_dim;
   for (int d = 0; d < head_dim; ++d) qr[d] = fp16_to_fp32(fp32_to_fp16(qh[d]));
-  for (int64_t j = 0; j < n_kv; ++j) {
-    const uint8_t* kj = k + j * kv_stride_k;
-    for (int d = 0; d < head_dim; ++d) row[d] = fp16_to_fp32(load_unaligned<fp16_t>(kj, d));
-    scratch[j] = dot_f16_ordered(qr, row, head_dim, order) * scale;
-  }
+  kk.attn_f16_kq(qr, k, kv_stride_k, n_kv, head_dim, vec_dot, scratch);
+  for (int64_t j = 0; j < n_kv; ++j) scratch[j] *= scale;
   softmax(scratch, n_kv, /*padded=*/true);
-  // kq rounded to F16 for mul_mat(V, kq); out[d] = dot over positions j
+  // kq rounded to F16 for mul_mat(V, kq)
   for (int64_t j = 0; j < n_kv; ++j) scratch[j] = fp16_to_fp32(fp32_to_fp16(scratch[j]));
-  for (int d = 0; d < head_dim_v; ++d) {
-    for (int64_t j = 0; j < n_kv; ++j) row[j] = fp16_to_fp32(load_unaligned<fp16_t>(v + j * kv_stride_v, d));
-    out[d] = dot_f16_ordered(scratch, row, n_kv, order);
-  }
+  kk.attn_f16_kqv(scratch, v, kv_stride_v, n_kv, head_dim_v, vec_dot, out, rest);
 }
 
 int64_t attention_head_f16_scratch(int64_t n_kv, int head_dim, int head_dim_v) {
-  return n_kv + head_dim + std::max<int64_t>({n_kv, head_dim, head_dim_v});
+  return n_kv + head_dim + kernels::op_kernels_kqv_scratch(head_dim_v);
 }
 
 void attention_f16(const float* q, const fp16_t* k, int64_t kv_stride_k, const fp16_t* v, int64_t kv_stride_v,

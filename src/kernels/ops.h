@@ -17,6 +17,8 @@
 //  * softmax / swiglu: ggml's x86 AVX-512 order (16-element chunks through
 //    expf_ggml, chunk sums reduced like _mm512_reduce_add_ps), scalar std::exp
 //    for the tail.
+//  * The 16-element exps and the F16 attention dot products run on the best
+//    kernel tier's OpKernels (kernels.h), which every tier computes bit-identically.
 // Why bit-level order matters: on Q8_0 weights every matmul input is rounded to
 // 8 bits, so a 1-ulp difference that moves one activation across a rounding
 // boundary changes it by a whole Q8_0 step (1/127 of its block's max); on
@@ -28,6 +30,10 @@
 #include <cstdint>
 
 #include "kernels/fp16.h"
+
+namespace les::kernels {
+struct OpKernels;
+}  // namespace les::kernels
 
 namespace les::ops {
 
@@ -83,10 +89,12 @@ int64_t attention_head_f16_scratch(int64_t n_kv, int head_dim, int head_dim_v);
 // Positions 0..n_kv-1 are all visible (the caller passes n_kv = pos + 1 for causality).
 // Each score: 16-lane dot (order) of f16(q) and K_j, times scale; softmax
 // (padded); each output d: 16-lane dot (order) over j of f16(p_j) and V_j[d].
+// The dots run on `kernels` (null: the best tier's, default_kernel_table();
+// every tier gives the same bits, kernels.h OpKernels).
 // Rows may sit at any byte address. Thread-safety: pure; distinct scratch per thread.
 void attention_head_f16(const float* qh, const uint8_t* k, int64_t kv_stride_k, const uint8_t* v,
                         int64_t kv_stride_v, int64_t n_kv, int head_dim, int head_dim_v, float scale, float* out,
-                        float* scratch, F16DotOrder order);
+                        float* scratch, F16DotOrder order, const kernels::OpKernels* kernels = nullptr);
 
 // All heads of one query token: query head h uses KV head h / (n_head / n_head_kv) (GQA).
 //   q:   n_head * head_dim floats (head-major); out: n_head * head_dim_v floats.

@@ -152,4 +152,12 @@ void quantize_row_q4_K_ref(const float* x, block_q4_K* y, int64_t n, const float
 void quantize_row_q5_K_ref(const float* x, block_q5_K* y, int64_t n, const float* importance);
 void quantize_row_q6_K_ref(const float* x, block_q6_K* y, int64_t n, const float* importance);
 
+// OpKernels references (kernels.h states each contract): expf_ggml on 16
+// floats, and the F16 attention score and output sums in ggml's lane order.
+void exp16_ref(const float* x, float* y);
+void attn_f16_kq_ref(const float* q, const uint8_t* k, int64_t k_stride, int64_t n_kv, int head_dim, bool vec_dot,
+                     float* scores);
+void attn_f16_kqv_ref(const float* p, const uint8_t* v, int64_t v_stride, int64_t n_kv, int head_dim_v,
+                      bool vec_dot, float* out, float* scratch);
+
 }  // namespace les::kernels

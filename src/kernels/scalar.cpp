@@ -58,6 +58,9 @@ void fill_scalar_table(KernelTable& t) {
   set(G::Q6_K, vec_dot_q6_K_q8_K_ref, G::Q8_K, dequantize_erased<block_q6_K, dequantize_row_q6_K_ref>, nullptr);
   set(G::Q8_K, nullptr, G::Q8_K, dequantize_erased<block_q8_K, dequantize_row_q8_K_ref>,
       quantize_erased<block_q8_K, quantize_row_q8_K_ref>);
+  t.ops.exp16 = exp16_ref;
+  t.ops.attn_f16_kq = attn_f16_kq_ref;
+  t.ops.attn_f16_kqv = attn_f16_kqv_ref;
 }
 
 }  // namespace les::kernels

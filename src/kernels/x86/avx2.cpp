@@ -166,6 +166,9 @@ void fill_avx2_table(KernelTable& t) {
   set_quant(G::Q8_0, avx2::quantize_row_q8_0);
   set_quant(G::Q8_1, avx2::quantize_row_q8_1);
   set_quant(G::Q8_K, avx2::quantize_row_q8_K);
+  t.ops.exp16 = avx2::exp16;
+  t.ops.attn_f16_kq = avx2::attn_f16_kq;
+  t.ops.attn_f16_kqv = avx2::attn_f16_kqv;
 }
 
 }  // namespace les::kernels

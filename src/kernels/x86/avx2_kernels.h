@@ -27,4 +27,11 @@ void quantize_row_q8_0(const float* x, void* y, int64_t n);
 void quantize_row_q8_1(const float* x, void* y, int64_t n);
 void quantize_row_q8_K(const float* x, void* y, int64_t n);
 
+// OpKernels (kernels.h), avx2_ops.cpp.
+void exp16(const float* x, float* y);
+void attn_f16_kq(const float* q, const uint8_t* k, int64_t k_stride, int64_t n_kv, int head_dim, bool vec_dot,
+                 float* scores);
+void attn_f16_kqv(const float* p, const uint8_t* v, int64_t v_stride, int64_t n_kv, int head_dim_v, bool vec_dot,
+                  float* out, float* scratch);
+
 }  // namespace les::kernels::avx2

@@ -18,6 +18,9 @@ void fill_avx512_table(KernelTable& t) {
   set(G::Q6_K, avx512::vec_dot_q6_K_q8_K);
   set(G::Q5_0, avx512::vec_dot_q5_0_q8_0);
   set(G::Q5_K, avx512::vec_dot_q5_K_q8_K);
+  t.ops.exp16 = avx512::exp16;
+  t.ops.attn_f16_kq = avx512::attn_f16_kq;
+  t.ops.attn_f16_kqv = avx512::attn_f16_kqv;
 }
 
 }  // namespace les::kernels

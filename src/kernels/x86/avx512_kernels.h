@@ -16,4 +16,11 @@ void vec_dot_q3_K_q8_K(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q4_K_q8_K(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q6_K_q8_K(int64_t n, float* s, const void* w, const void* x);
 
+// OpKernels (kernels.h), avx512_ops.cpp.
+void exp16(const float* x, float* y);
+void attn_f16_kq(const float* q, const uint8_t* k, int64_t k_stride, int64_t n_kv, int head_dim, bool vec_dot,
+                 float* scores);
+void attn_f16_kqv(const float* p, const uint8_t* v, int64_t v_stride, int64_t n_kv, int head_dim_v, bool vec_dot,
+                  float* out, float* scratch);
+
 }  // namespace les::kernels::avx512
