@@ -44,7 +44,9 @@ enum class RopeType { norm = 0, neox = 2 };
 
 // Rotates, in place, `n_heads` heads of `head_dim` floats stored back to back
 // (x[h * head_dim + d]) for position `pos`. Only the first n_rot dims of each head
-// rotate. Precondition: n_rot even, n_rot <= head_dim.
+// rotate. Angles as ggml's rope cache: theta = pos, then theta *= base^(-2/n_rot)
+// per pair; each pair (x0, x1) becomes (fma(x0, cos, -(x1 sin)), fma(x0, sin,
+// x1 cos)), the fused form of ggml's x86 build. Precondition: n_rot even, n_rot <= head_dim.
 void rope(float* x, int n_heads, int head_dim, int n_rot, int64_t pos, float freq_base, RopeType type);
 
 // exp(x) computed as ggml's AVX-512 ggml_v_expf does (range reduction to

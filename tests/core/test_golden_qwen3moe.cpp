@@ -1,11 +1,9 @@
 // Golden test: synthetic random-weight qwen3moe files (head_dim 128 != n_embd /
 // n_head, 16 experts top-4) against their own llama.cpp references
 // (synthetic/reference/*.json). F16: every teacher-forced step with margin >= 0.05
-// and top-20 logits within 2e-2. Q8_0: every such step and the prompt-1 logits within
-// 2e-2 (they are bit-identical to llama.cpp's); its top-20 error over all prompts is
-// reported only: prompt 4 (105 tokens) is still 0.076 off, from a Q8_0 rounding flip
-// not located yet (prompts 0, 1 and 3 agree to 5e-8). K-quant files: >= 93% of the
-// clear steps (GoldenKind in golden_support.h says why).
+// and top-20 logits within 2e-2. Q8_0: every such step, and the top-20 logits of every
+// prompt and the full prompt-1 logits within 2e-2 (they equal llama.cpp's to ~5e-8).
+// K-quant files: >= 93% of the clear steps (GoldenKind in golden_support.h says why).
 #include "golden_support.h"
 
 using namespace les::test;
