@@ -195,7 +195,13 @@ int main(int argc, char** argv) {
   app.add_option("--feed", a.feed, "decode input: random (fixed-seed token ids) or greedy")
       ->check(CLI::IsMember({"random", "greedy"}));
   app.add_flag("--json", a.json, "print one JSON object");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints the message (and the usage for --help)
+    if (code != 0) std::fprintf(stderr, "%s", app.help().c_str());
+    return code == 0 ? 0 : 2;
+  }
 
   auto io_kind = les::io::parse_io_backend_kind(a.io == "auto" ? "automatic" : a.io);
   if (!io_kind.ok()) return fail("--io", io_kind.status());

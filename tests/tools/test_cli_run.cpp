@@ -94,7 +94,9 @@ TEST_CASE("les run: bad arguments exit 2 with a message", "[cli]") {
                         Case{"run --ctx -5", "ctx"}, Case{"run -n -7", "-n"}, Case{"run -t -1", "-t"},
                         Case{"run --budget-mb -1", "budget"}, Case{"run --io floppy", "--io"},
                         Case{"run --eviction random", "--eviction"}, Case{"run --no-such-flag", "no-such-flag"},
-                        Case{"run --temp abc", "--temp"}}) {
+                        Case{"run --temp abc", "--temp"}, Case{"run --budget-mb inf", "budget"},
+                        Case{"run --budget-mb nan", "budget"}, Case{"run --budget-mb 1e14", "budget"},
+                        Case{"run --prefetch-c -7", "prefetch"}}) {
     auto r = run_les(std::string(c.args) + " -m /nonexistent.gguf");
     INFO(c.args);
     CHECK(r.exit_code == 2);
@@ -102,9 +104,12 @@ TEST_CASE("les run: bad arguments exit 2 with a message", "[cli]") {
   }
   // A budget below the minimum is the caller's mistake too, and says the minimum.
   LES_REQUIRE_FIXTURE(model, "trained/tiny-qwen3moe-Q4_K_M.gguf");
-  auto small = run_les("run -m " + sh_quote(model) + " -n 4 --budget-mb 0.1");
-  CHECK(small.exit_code == 2);
-  CHECK(small.err.find("minimum") != std::string::npos);
+  for (const char* budget : {"0.1", "1e-300"}) {  // a tiny positive budget must not round to "resident"
+    INFO(budget);
+    auto small = run_les("run -m " + sh_quote(model) + " -n 4 --budget-mb " + budget);
+    CHECK(small.exit_code == 2);
+    CHECK(small.err.find("minimum") != std::string::npos);
+  }
 }
 
 TEST_CASE("les run: greedy text on the trained fixture equals llama.cpp's", "[cli]") {

@@ -28,6 +28,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <random>
@@ -108,11 +109,18 @@ int print_stream_stats(const les_model* model, const les_context* ctx, const std
     return fail_c("streaming statistics", st, les_last_error());
   const double mib = 1024.0 * 1024.0;
   const double per_tok = s.tokens ? 1.0 / static_cast<double>(s.tokens) : 0.0;
+  // Without lookahead (c = 0) there is no prediction to score.
+  auto fmt3 = [&](double v) {
+    char b[16];
+    std::snprintf(b, sizeof b, "%.3f", v);
+    return s.prefetch_candidates > 0 ? std::string(b) : std::string("-");
+  };
+  const std::string recall = fmt3(s.mean_recall);
   std::fprintf(stderr,
                "les run: experts streamed (--io %s), budget %.2f MiB = %d slots, prefetch c = %d\n"
                "les run: bytes read %.2f MiB (%.1f KiB/token), reads %llu, experts demand-read %llu, prefetched %llu\n"
                "les run: cache hits %llu, in-flight hits %llu, misses %llu (hit rate %.3f), prefetched never used "
-               "%.2f MiB, read errors %llu, mean recall %.3f\n"
+               "%.2f MiB, read errors %llu, mean recall %s\n"
                "les run: time in forward passes %.1f ms, compute waited on I/O %.1f ms (%.1f%%), I/O idle %.1f ms\n",
                io.c_str(), static_cast<double>(s.budget_bytes) / mib, s.n_slots, s.prefetch_candidates,
                static_cast<double>(s.bytes_read) / mib, static_cast<double>(s.bytes_read) * per_tok / 1024.0,
@@ -120,7 +128,7 @@ int print_stream_stats(const les_model* model, const les_context* ctx, const std
                static_cast<unsigned long long>(s.prefetch_experts), static_cast<unsigned long long>(s.cache_hits),
                static_cast<unsigned long long>(s.inflight_hits), static_cast<unsigned long long>(s.cache_misses),
                s.hit_rate, static_cast<double>(s.prefetch_unused_bytes) / mib,
-               static_cast<unsigned long long>(s.read_errors), s.mean_recall, s.wall_seconds * 1e3,
+               static_cast<unsigned long long>(s.read_errors), recall.c_str(), s.wall_seconds * 1e3,
                s.io_wait_seconds * 1e3, s.wall_seconds > 0 ? 100.0 * s.io_wait_seconds / s.wall_seconds : 0.0,
                s.io_idle_seconds * 1e3);
   std::fprintf(stderr, "les run: layer | hits | in-flight | misses | recall | precision\n");
@@ -128,9 +136,9 @@ int print_stream_stats(const les_model* model, const les_context* ctx, const std
     les_stream_layer_stats L{};
     L.struct_size = sizeof L;
     if (les_context_stream_layer_stats(ctx, l, &L) != LES_OK) continue;  // a dense layer
-    std::fprintf(stderr, "les run: %5d | %4llu | %9llu | %6llu | %.3f  | %.3f\n", l,
+    std::fprintf(stderr, "les run: %5d | %4llu | %9llu | %6llu | %-6s | %s\n", l,
                  static_cast<unsigned long long>(L.cache_hits), static_cast<unsigned long long>(L.inflight_hits),
-                 static_cast<unsigned long long>(L.cache_misses), L.recall, L.precision);
+                 static_cast<unsigned long long>(L.cache_misses), fmt3(L.recall).c_str(), fmt3(L.precision).c_str());
   }
   return 0;
 }
@@ -172,6 +180,20 @@ int run(RunOptions o) {
     std::fprintf(stderr, "les run: -n must be >= -1 (-1 = until end of text), got %d\n", o.n_predict);
     return 2;
   }
+  // 1 TiB: far beyond any device, and exactly representable in the uint64 byte count.
+  constexpr double kMaxBudgetMib = 1024.0 * 1024.0;
+  if (!std::isfinite(o.budget_mb) || o.budget_mb < 0 || o.budget_mb > kMaxBudgetMib) {
+    std::fprintf(stderr, "les run: --budget-mb must be a number in [0, %.0f] (MiB; 0 = all experts resident), got %g\n",
+                 kMaxBudgetMib, o.budget_mb);
+    return 2;
+  }
+  if (o.prefetch_c < -1) {
+    std::fprintf(stderr, "les run: --prefetch-c must be -1 (k+2), 0 (on-demand reads) or k..2k, got %d\n",
+                 o.prefetch_c);
+    return 2;
+  }
+  if (o.budget_mb == 0 && (o.stats || o.prefetch_c != -1 || o.io != "auto" || o.eviction != "lfu_aged"))
+    std::fprintf(stderr, "les run: note: --stats, --prefetch-c, --io and --eviction only apply with --budget-mb > 0\n");
   o.sp.penalty_last_n = o.repeat_last_n;
   o.sp.seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : std::random_device{}();
   if (Status s = validate(o.sp); !s.ok()) {
@@ -190,14 +212,12 @@ int run(RunOptions o) {
     o.model = def->path;
   }
 
-  if (o.budget_mb < 0) {
-    std::fprintf(stderr, "les run: --budget-mb must be >= 0 (0 = all experts resident), got %g\n", o.budget_mb);
-    return 2;
-  }
   les_model_params mp = les_model_default_params();
   mp.n_threads = o.n_threads;
   mp.log_callback = log_to_stderr;
-  mp.expert_budget_bytes = static_cast<uint64_t>(o.budget_mb * 1024.0 * 1024.0);
+  // A positive budget never rounds down to 0 (which would mean "resident"): it
+  // stays positive and is refused below the minimum with the minimum named.
+  mp.expert_budget_bytes = static_cast<uint64_t>(std::ceil(o.budget_mb * 1024.0 * 1024.0));
   mp.prefetch_candidates = o.prefetch_c;
   mp.io_backend = o.io == "io_uring" ? LES_IO_IO_URING : o.io == "pread" ? LES_IO_PREAD : LES_IO_AUTO;
   mp.eviction = o.eviction == "lru" ? LES_EVICTION_LRU : LES_EVICTION_LFU_AGED;
@@ -213,7 +233,7 @@ int run(RunOptions o) {
   cp.n_threads = o.n_threads;
   ContextHandle ctx;
   if (les_status st = les_context_create(model.p, &cp, &ctx.p); st != LES_OK)
-    return fail_c(streaming ? "expert streaming" : "creating the context", st, les_last_error(),
+    return fail_c("creating the context", st, les_last_error(),
                   st == LES_ERR_INVALID_ARGUMENT ? 2 : 1);
   std::string desc(static_cast<size_t>(std::max(les_model_desc(model.p, nullptr, 0), 0)) + 1, '\0');
   desc.resize(static_cast<size_t>(std::max(les_model_desc(model.p, desc.data(), desc.size()), 0)));
