@@ -119,9 +119,9 @@ void ExpertCache::note_use(int32_t slot) noexcept {
 std::optional<int32_t> ExpertCache::claim(int32_t layer, int32_t expert, bool prefetch, int32_t* evicted_unused_layer) {
   if (evicted_unused_layer != nullptr) *evicted_unused_layer = -1;
   if (layer < 0 || layer >= p_.n_layer || expert < 0 || expert >= p_.n_expert) return std::nullopt;
-  int32_t victim = -1;
+  int32_t victim = -1, protected_victim = -1;
   double best = 0;
-  uint64_t best_use = 0;
+  uint64_t best_use = 0, oldest_protected = 0;
   for (int32_t i = 0; i < n_slots_; ++i) {
     const Slot& s = slots_[static_cast<size_t>(i)];
     if (s.state == SlotState::empty && s.pins == 0) {
@@ -129,7 +129,13 @@ std::optional<int32_t> ExpertCache::claim(int32_t layer, int32_t expert, bool pr
       break;
     }
     if (s.state != SlotState::ready || s.pins > 0) continue;
-    if (s.prefetched_unused && s.prefetch_token + 1 >= token_) continue;  // protected lookahead
+    if (s.prefetched_unused && s.prefetch_token + 1 >= token_) {  // protected lookahead
+      if (protected_victim < 0 || s.last_use < oldest_protected) {
+        protected_victim = i;
+        oldest_protected = s.last_use;
+      }
+      continue;
+    }
     const double sc = p_.policy == EvictionPolicy::lfu_aged ? score(s.key) : 0.0;
     if (victim < 0 || sc < best || (sc == best && s.last_use < best_use)) {
       victim = i;
@@ -137,6 +143,10 @@ std::optional<int32_t> ExpertCache::claim(int32_t layer, int32_t expert, bool pr
       best_use = s.last_use;
     }
   }
+  // Protection is a preference: a demand read (the router's real choice)
+  // takes the oldest protected prefetch rather than wait for a slot that no
+  // read in flight would ever free.
+  if (victim < 0 && !prefetch) victim = protected_victim;
   if (victim < 0) return std::nullopt;
   Slot& v = slots_[static_cast<size_t>(victim)];
   if (v.state == SlotState::ready) {

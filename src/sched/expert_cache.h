@@ -24,7 +24,8 @@
 //              tokens (advance_token()); ties to the least recently used.
 // Under both, a slot filled by a prefetch and not yet used is protected during
 // the token it was prefetched in and the next one (so a lookahead read is not
-// evicted by the next one before its layer runs).
+// evicted by the next one before its layer runs); a demand claim that finds
+// no other victim takes the oldest protected slot.
 //
 // Thread-safety: thread-compatible (the scheduler's thread). Handles must be
 // released before the cache is destroyed.

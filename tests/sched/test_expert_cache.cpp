@@ -138,6 +138,27 @@ TEST_CASE("ExpertCache protects an unused prefetch for one token", "[sched]") {
   CHECK(cache.counters().prefetched_unused_evictions == 1);
 }
 
+TEST_CASE("ExpertCache: a demand claim takes a protected prefetch when nothing else is free", "[sched]") {
+  // Every slot holds an unused prefetch of this token: another prefetch must
+  // not evict one, but the router's real choice must get a slot (it used to
+  // wait forever: "no expert of layer 0 can become ready (no slot free)").
+  auto c = ExpertCache::create(params(EvictionPolicy::lfu_aged, 2));
+  REQUIRE(c.ok());
+  ExpertCache& cache = **c;
+  for (int32_t e : {1, 2}) {
+    auto p = cache.claim(0, e, true);
+    REQUIRE(p.has_value());
+    cache.fill_done(*p, true);
+  }
+  CHECK_FALSE(cache.claim(0, 3, true).has_value());
+  int32_t unused_layer = -1;
+  auto d = cache.claim(0, 4, false, &unused_layer);
+  REQUIRE(d.has_value());
+  CHECK(unused_layer == 0);
+  CHECK(cache.lookup(0, 1) < 0);  // the oldest prefetch made room
+  CHECK(cache.lookup(0, 2) >= 0);
+}
+
 TEST_CASE("ExpertCache set_budget shrinks at once; pinned slots go on release", "[sched]") {
   auto c = ExpertCache::create(params(EvictionPolicy::lru, 6));
   REQUIRE(c.ok());
