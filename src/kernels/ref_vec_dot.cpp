@@ -1,6 +1,7 @@
 // Scalar reference dot products (see ref.h for the exact integer and float
 // evaluation order that SIMD kernels are tested against).
 
+#include <cmath>
 #include "kernels/block_elements.h"
 #include "kernels/ref.h"
 #include "kernels/unaligned.h"
@@ -170,8 +171,24 @@ void vec_dot_q5_0_q8_0_ref(int64_t n, float* s, const void* w, const void* x) {
   *s = dot_32_q8_0<block_q5_0>(n, w, x, q5_0_code);
 }
 
-void vec_dot_q8_0_q8_0_ref(int64_t n, float* s, const void* w, const void* x) {
-  *s = dot_32_q8_0<block_q8_0>(n, w, x, [](const block_q8_0& b, int e) { return int{b.qs[e]}; });
+// Q8_0 x Q8_0 in the float order of ggml's x86 kernel (and of our AVX2 and
+// AVX-512 tiers): 8 lanes, lane l holding the integer sum of elements
+// 4l..4l+3 of each block, accumulated acc[l] = fma(dw * dx, isum_l, acc[l])
+// block after block, then summed as ((a0+a4) + (a2+a6)) + ((a1+a5) + (a3+a7)).
+// Q8_0 models re-quantise every matmul input, so the last bit matters here.
+void vec_dot_q8_0_q8_0_ref(int64_t n, float* s, const void* vw, const void* vx) {
+  float acc[8] = {};
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const block_q8_0 wb = load_unaligned<block_q8_0>(vw, b);
+    const block_q8_0 xb = load_unaligned<block_q8_0>(vx, b);
+    const float d = fp16_to_fp32(wb.d) * fp16_to_fp32(xb.d);
+    for (int l = 0; l < 8; ++l) {
+      int32_t isum = 0;
+      for (int j = 4 * l; j < 4 * l + 4; ++j) isum += int{wb.qs[j]} * int{xb.qs[j]};
+      acc[l] = std::fma(d, static_cast<float>(isum), acc[l]);
+    }
+  }
+  *s = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
 }
 
 void vec_dot_iq4_nl_q8_0_ref(int64_t n, float* s, const void* w, const void* x) {

@@ -343,6 +343,34 @@ TEST_CASE("Every tier reproduces ggml's matvec fixtures (quant/matvec_*.y.f32)",
   }
 }
 
+TEST_CASE("Q8_0 x Q8_0: every tier, the scalar reference included, gives ggml's matvec bits", "[kernels][fixtures]") {
+  // Q8_0 models re-quantise every matmul input, so one ulp can flip a code:
+  // the scalar reference and the x86 tiers follow ggml's x86 float order
+  // exactly (8 lanes, FMA, hsum). The NEON tier keeps its own order (held to
+  // the derived bound above).
+  LES_REQUIRE_FIXTURE(wpath, "quant/matvec_q8_0.w.qbytes");
+  LES_REQUIRE_FIXTURE(xpath, "quant/matvec_q8_0.x_vecdot.qbytes");
+  LES_REQUIRE_FIXTURE(ypath, "quant/matvec_q8_0.y.f32");
+  const auto w = read_file(wpath);
+  const auto x = read_file(xpath);
+  const auto yb = read_file(ypath);
+  const int64_t rows = 64, cols = 1024;
+  const size_t rb = *ggml_row_bytes(GgmlType::Q8_0, cols);
+  REQUIRE(w.size() == rb * rows);
+  REQUIRE(yb.size() == 4 * rows);
+  for (int i = 0; i < kKernelTierCount; ++i) {
+    const KernelTable* table = kernel_table(static_cast<KernelTier>(i));
+    if (!table || table->tier == KernelTier::neon) continue;
+    for (int64_t r = 0; r < rows; ++r) {
+      float y = 0, y_ggml = 0;
+      table->of(GgmlType::Q8_0).vec_dot(cols, &y, w.data() + rb * r, x.data());
+      std::memcpy(&y_ggml, yb.data() + 4 * r, 4);
+      INFO("tier " << kernel_tier_name(table->tier) << " row " << r);
+      CHECK(y == y_ggml);
+    }
+  }
+}
+
 TEST_CASE("SIMD activation quantisers are byte-identical to the scalar reference", "[kernels][simd][quantize]") {
   const KernelTable& scalar = *kernel_table(KernelTier::scalar);
   std::mt19937 rng(2024);
