@@ -87,6 +87,7 @@ Status ExpertCache::set_budget(size_t budget_bytes) {
   budget_ = budget_bytes;
   const int32_t old = n_slots_;
   n_slots_ = new_slots;
+  if (new_slots > old) populate(old, new_slots);
   for (int32_t s = new_slots; s < old; ++s) {
     Slot& sl = slots_[static_cast<size_t>(s)];
     if (sl.pins == 0 && sl.state != SlotState::filling) {
@@ -204,6 +205,20 @@ void ExpertCache::drop(int32_t slot) noexcept {
   s.key = -1;
   s.state = SlotState::empty;
   s.prefetched_unused = false;
+}
+
+void ExpertCache::populate(int32_t first, int32_t last) noexcept {
+  // Fault the slots' pages in now (the kernel zeroes each new page): done
+  // lazily, the first read into every slot paid it during decode (a quarter of
+  // the CPU samples of a 30B-A3B decode with an 8 GiB cache still filling).
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14
+#endif
+  std::byte* p = slot_data(first);
+  const size_t n = static_cast<size_t>(last - first) * p_.slot_bytes;
+  if (::madvise(p, n, MADV_POPULATE_WRITE) == 0) return;
+  const size_t page = 4096;  // older kernels: touch one byte per page
+  for (size_t off = 0; off < n; off += page) static_cast<volatile std::byte*>(p)[off] = std::byte{0};
 }
 
 void ExpertCache::discard_pages(int32_t slot) noexcept {
