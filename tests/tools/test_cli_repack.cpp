@@ -3,55 +3,18 @@
 // layouts (resident and streamed under a small budget), and bad inputs exit
 // non-zero with a message instead of crashing.
 #include <catch2/catch.hpp>
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
-#include <iterator>
 #include <string>
 
+#include "support/cli_tool.h"
 #include "support/fixtures.h"
 
-namespace {
-
-struct RunResult {
-  int exit_code = -1;  // -1: did not exit normally (crash)
-  std::string out, err;
-};
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-std::string les_binary() {
-  const char* dir = std::getenv("LES_TEST_BINARY_DIR");
-  REQUIRE(dir != nullptr);
-  return std::string(dir) + "/tools/les";
-}
-
-std::string sh_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') q += "'\\''";
-    else q += c;
-  }
-  return q + "'";
-}
-
-RunResult run_les(const std::string& args) {
-  static int n = 0;
-  const std::string base = les::test::temp_dir() + "/repack-cli" + std::to_string(n++);
-  const std::string cmd = sh_quote(les_binary()) + " " + args + " >" + base + ".out 2>" + base + ".err";
-  const int status = std::system(cmd.c_str());
-  RunResult r;
-  if (status != -1 && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-  r.out = read_file(base + ".out");
-  r.err = read_file(base + ".err");
-  return r;
-}
-
-}  // namespace
+using les::test::RunResult;
+using les::test::read_file;
+using les::test::run_les;
+using les::test::sh_quote;
 
 TEST_CASE("les repack: the trained fixture, verified; les run gives the same text on both layouts", "[cli]") {
   LES_REQUIRE_FIXTURE(src, "trained/tiny-qwen3moe-mixed-exps-Q3_K-imat.gguf");

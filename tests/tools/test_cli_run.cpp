@@ -3,59 +3,19 @@
 // (missing file, garbage file, bad arguments) that must exit non-zero without
 // crashing; and --budget-mb on every fixture model (same text as resident).
 #include <catch2/catch.hpp>
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "support/cli_tool.h"
 #include "support/fixtures.h"
 
-namespace {
-
-struct RunResult {
-  int exit_code = -1;  // -1: did not exit normally (crash)
-  std::string out, err;
-};
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-std::string les_binary() {
-  const char* dir = std::getenv("LES_TEST_BINARY_DIR");
-  REQUIRE(dir != nullptr);
-  return std::string(dir) + "/tools/les";
-}
-
-// Single-quotes s for /bin/sh.
-std::string sh_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') q += "'\\''";
-    else q += c;
-  }
-  return q + "'";
-}
-
-// Runs `les ARGS` with optional environment assignments, capturing stdout/stderr.
-RunResult run_les(const std::string& args, const std::string& env = "") {
-  static int n = 0;
-  const std::string base = les::test::temp_dir() + "/cli" + std::to_string(n++);
-  const std::string cmd = env + " " + sh_quote(les_binary()) + " " + args + " >" + base + ".out 2>" + base + ".err";
-  const int status = std::system(cmd.c_str());
-  RunResult r;
-  if (status != -1 && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-  r.out = read_file(base + ".out");
-  r.err = read_file(base + ".err");
-  INFO("command: " << cmd << "\nstderr: " << r.err);
-  return r;
-}
-
-}  // namespace
+using les::test::RunResult;
+using les::test::read_file;
+using les::test::run_les;
+using les::test::sh_quote;
 
 TEST_CASE("les run: missing model file is an error, not a crash", "[cli]") {
   auto r = run_les("run -m /nonexistent/model.gguf -n 4");

@@ -2,51 +2,21 @@
 // for the trained (SPM) and synthetic qwen3moe (BPE) fixtures, and fails
 // cleanly on a missing file and an unsupported (bert) tokenizer.
 #include <catch2/catch.hpp>
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "support/cli_tool.h"
 #include "support/fixtures.h"
 
+using les::test::RunResult;
+using les::test::read_file;
+using les::test::run_les;
+using les::test::sh_quote;
+
 namespace {
-
-struct RunResult {
-  int exit_code = -1;  // -1: did not exit normally (crash)
-  std::string out, err;
-};
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-std::string sh_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') q += "'\\''";
-    else q += c;
-  }
-  return q + "'";
-}
-
-RunResult run_les(const std::string& args) {
-  const char* dir = std::getenv("LES_TEST_BINARY_DIR");
-  REQUIRE(dir != nullptr);
-  static int n = 0;
-  const std::string base = les::test::temp_dir() + "/tok" + std::to_string(n++);
-  const std::string cmd = sh_quote(std::string(dir) + "/tools/les") + " " + args + " >" + base + ".out 2>" + base + ".err";
-  const int status = std::system(cmd.c_str());
-  RunResult r;
-  if (status != -1 && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-  r.out = read_file(base + ".out");
-  r.err = read_file(base + ".err");
-  INFO("command: " << cmd << "\nstderr: " << r.err);
-  return r;
-}
 
 void check_reference_ids(const std::string& model_rel, const std::string& json_rel) {
   LES_REQUIRE_FIXTURE(model, model_rel);
