@@ -4,27 +4,17 @@
 
 namespace les::sched {
 
-uint64_t SchedStats::hits() const noexcept {
+uint64_t SchedStats::sum(uint64_t LayerSchedStats::*field) const noexcept {
   uint64_t n = 0;
-  for (const auto& l : layers) n += l.hits;
-  return n;
-}
-uint64_t SchedStats::inflight_hits() const noexcept {
-  uint64_t n = 0;
-  for (const auto& l : layers) n += l.inflight_hits;
-  return n;
-}
-uint64_t SchedStats::misses() const noexcept {
-  uint64_t n = 0;
-  for (const auto& l : layers) n += l.misses;
+  for (const LayerSchedStats& l : layers) n += l.*field;
   return n;
 }
 
-uint64_t SchedStats::prefetch_hits() const noexcept {
-  uint64_t n = 0;
-  for (const LayerSchedStats& l : layers) n += l.prefetch_hits;
-  return n;
-}
+uint64_t SchedStats::hits() const noexcept { return sum(&LayerSchedStats::hits); }
+uint64_t SchedStats::inflight_hits() const noexcept { return sum(&LayerSchedStats::inflight_hits); }
+uint64_t SchedStats::misses() const noexcept { return sum(&LayerSchedStats::misses); }
+uint64_t SchedStats::prefetch_hits() const noexcept { return sum(&LayerSchedStats::prefetch_hits); }
+
 double SchedStats::hit_rate() const noexcept {
   const uint64_t h = hits() + inflight_hits(), all = h + misses();
   return all ? static_cast<double>(h) / static_cast<double>(all) : 0.0;

@@ -52,6 +52,9 @@ struct SchedStats {
   double mean_recall(int32_t first_layer = 0) const noexcept;
   // Adds every counter of `o` (layers resized as needed).
   void add(const SchedStats& o);
+
+ private:
+  uint64_t sum(uint64_t LayerSchedStats::*field) const noexcept;  // over layers
 };
 
 }  // namespace les::sched

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "core/gguf_reader.h"
 #include "kernels/ops.h"
@@ -253,17 +254,16 @@ bool StreamingExpertSource::layer_waits_for_reads() const {
 }
 
 void StreamingExpertSource::issue_deferred_prefetch() {
-  if (deferred_layer_ < 0 || layer_waits_for_reads()) return;
-  const int32_t layer = deferred_layer_;
-  deferred_layer_ = -1;
-  prefetch(layer, deferred_ids_);
+  if (deferred_layer_ < 0) return;
+  // prefetch() defers it again while the current layer still waits for reads.
+  prefetch(std::exchange(deferred_layer_, -1), deferred_ids_);
 }
 
 void StreamingExpertSource::prefetch(int32_t layer, const std::vector<int32_t>& ids) {
   if (!layout_.layer_has_experts(layer)) return;
   if (layer_waits_for_reads()) {
     deferred_layer_ = layer;
-    deferred_ids_ = ids;
+    if (&ids != &deferred_ids_) deferred_ids_ = ids;
     return;
   }
   // Keep n_expert_used slots claimable: at a small budget, prefetches filling
