@@ -39,9 +39,9 @@
 #include <vector>
 
 #include "bench_support.h"
-#include "core/context.h"
-#include "core/gguf_reader.h"
-#include "core/model.h"
+#include "core/model/context.h"
+#include "core/gguf/gguf_reader.h"
+#include "core/model/model.h"
 
 namespace {
 

@@ -51,9 +51,9 @@
 #include <unistd.h>
 
 #include "bench_support.h"
-#include "core/context.h"
-#include "core/gguf_reader.h"
-#include "core/model.h"
+#include "core/model/context.h"
+#include "core/gguf/gguf_reader.h"
+#include "core/model/model.h"
 #include "io/aligned_buffer.h"
 #include "io/io_factory.h"
 #include "sched/slot_layout.h"

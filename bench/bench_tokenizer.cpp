@@ -18,8 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/gguf_reader.h"
-#include "core/tokenizer.h"
+#include "core/gguf/gguf_reader.h"
+#include "core/tokenizer/tokenizer.h"
 
 namespace {
 

@@ -4,7 +4,10 @@
 file(GLOB LES_CORE_SOURCES CONFIGURE_DEPENDS
   ${CMAKE_SOURCE_DIR}/src/util/*.cpp
   ${CMAKE_SOURCE_DIR}/src/core/*.cpp
-  ${CMAKE_SOURCE_DIR}/src/core/models/*.cpp
+  ${CMAKE_SOURCE_DIR}/src/core/gguf/*.cpp
+  ${CMAKE_SOURCE_DIR}/src/core/tokenizer/*.cpp
+  ${CMAKE_SOURCE_DIR}/src/core/model/*.cpp
+  ${CMAKE_SOURCE_DIR}/src/core/model/arch/*.cpp
   ${CMAKE_SOURCE_DIR}/src/io/*.cpp
   ${CMAKE_SOURCE_DIR}/src/sched/*.cpp
   ${CMAKE_SOURCE_DIR}/bindings/c/*.cpp)
@@ -26,6 +29,12 @@ set_target_properties(les_obj PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY
 add_library(les_static STATIC $<TARGET_OBJECTS:les_obj> $<TARGET_OBJECTS:les_kernels_obj>)
 target_link_libraries(les_static PUBLIC les_obj)
 set_target_properties(les_static PROPERTIES OUTPUT_NAME les)
+
+# Random-weight models and vocabularies (src/core/synth) for tools, tests and
+# benchmarks: a separate static library, never part of libles.so.
+file(GLOB LES_SYNTH_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/core/synth/*.cpp)
+add_library(les_synth STATIC ${LES_SYNTH_SOURCES})
+target_link_libraries(les_synth PUBLIC les_static)
 
 add_library(les_shared SHARED $<TARGET_OBJECTS:les_obj> $<TARGET_OBJECTS:les_kernels_obj>)
 target_link_libraries(les_shared PRIVATE fmt::fmt spdlog::spdlog Threads::Threads ICU::uc)

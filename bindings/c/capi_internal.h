@@ -13,10 +13,10 @@
 
 #include <spdlog/logger.h>
 
-#include "core/context.h"
+#include "core/model/context.h"
 #include "core/generate.h"
-#include "core/model.h"
-#include "core/tokenizer.h"
+#include "core/model/model.h"
+#include "core/tokenizer/tokenizer.h"
 #include "sched/streaming_expert_source.h"
 #include "last_error.h"
 #include "les/les.h"

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "capi_internal.h"
-#include "core/gguf_reader.h"
+#include "core/gguf/gguf_reader.h"
 #include "log_sink.h"
 
 using les::capi::fail;

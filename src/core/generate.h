@@ -27,10 +27,10 @@
 #include <string_view>
 #include <vector>
 
-#include "core/context.h"
+#include "core/model/context.h"
 #include "core/sampler.h"
 #include "core/stop_strings.h"
-#include "core/tokenizer.h"
+#include "core/tokenizer/tokenizer.h"
 #include "util/status.h"
 
 namespace les {

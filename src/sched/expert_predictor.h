@@ -18,8 +18,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/matvec.h"
-#include "core/model.h"
+#include "core/model/matvec.h"
+#include "core/model/model.h"
 #include "util/status.h"
 
 namespace les::sched {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "core/gguf_reader.h"
+#include "core/gguf/gguf_reader.h"
 
 namespace les::sched {
 namespace {

@@ -1,7 +1,7 @@
 // SlotLayout: where a routed expert's bytes go in an expert-cache slot, and
 // the aligned reads that put them there.
 //
-// The file ranges come from core/expert_layout.h (ExpertLayout::ranges): three
+// The file ranges come from core/gguf/expert_layout.h (ExpertLayout::ranges): three
 // reads per expert in a plain GGUF (gate, up, down slabs of the 3-D tensors)
 // or one 4 KiB-aligned blob in a `les repack` file. For O_DIRECT every read is
 // widened to `alignment` (start rounded down, end rounded up and clamped to
@@ -17,9 +17,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/expert_layout.h"
-#include "core/expert_source.h"
-#include "core/model.h"
+#include "core/gguf/expert_layout.h"
+#include "core/model/expert_source.h"
+#include "core/model/model.h"
 #include "util/status.h"
 
 namespace les::sched {

@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "core/gguf_reader.h"
+#include "core/gguf/gguf_reader.h"
 #include "kernels/ops.h"
 
 namespace les::sched {

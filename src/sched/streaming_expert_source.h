@@ -40,8 +40,8 @@
 #include <memory>
 #include <vector>
 
-#include "core/expert_source.h"
-#include "core/model.h"
+#include "core/model/expert_source.h"
+#include "core/model/model.h"
 #include "io/io_backend.h"
 #include "io/io_factory.h"
 #include "sched/expert_cache.h"

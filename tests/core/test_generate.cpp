@@ -7,13 +7,13 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
-#include "core/context.h"
-#include "core/gguf_reader.h"
-#include "core/gguf_writer.h"
+#include "core/model/context.h"
+#include "core/gguf/gguf_reader.h"
+#include "core/gguf/gguf_writer.h"
 #include "core/generate.h"
-#include "core/model.h"
-#include "core/synth_model.h"
-#include "core/tokenizer.h"
+#include "core/model/model.h"
+#include "core/synth/synth_model.h"
+#include "core/tokenizer/tokenizer.h"
 #include "support/fixtures.h"
 
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/context.h"
-#include "core/model.h"
+#include "core/model/context.h"
+#include "core/model/model.h"
 #include "sched/streaming_expert_source.h"
 
 namespace les::test {

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/synth_model.h"
+#include "core/synth/synth_model.h"
 #include "sched/streaming_expert_source.h"
 #include "sched_test_util.h"
 #include "support/fixtures.h"

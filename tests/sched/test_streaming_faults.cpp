@@ -10,7 +10,7 @@
 
 #include <fstream>
 
-#include "core/gguf_reader.h"
+#include "core/gguf/gguf_reader.h"
 #include "io/fault_injecting_backend.h"
 #include "sched/streaming_expert_source.h"
 #include "sched_test_util.h"

@@ -5,7 +5,7 @@
 // with and without ready-first hand-out.
 #include <catch2/catch.hpp>
 
-#include "core/expert_repack.h"
+#include "core/gguf/expert_repack.h"
 #include "sched/streaming_expert_source.h"
 #include "sched_test_util.h"
 #include "support/fixtures.h"

@@ -47,7 +47,7 @@ TEST_CASE("les repack: bad inputs and outputs exit non-zero with a message", "[c
   CHECK(missing.exit_code == 1);
   CHECK(missing.err.find("nope.gguf") != std::string::npos);
 
-  // A non-GGUF file is a format error (exit 1). (Dense and truncated inputs: tests/core/test_expert_repack.cpp.)
+  // A non-GGUF file is a format error (exit 1). (Dense and truncated inputs: tests/core/gguf/test_expert_repack.cpp.)
   {
     std::ofstream(dir + "/garbage.gguf") << "definitely not a GGUF file";
     auto g = run_les("repack " + sh_quote(dir + "/garbage.gguf") + " " + sh_quote(dir + "/o.gguf"));

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "core/gguf_reader.h"
+#include "core/gguf/gguf_reader.h"
 #include "les/commands.h"
 
 namespace les::tool {

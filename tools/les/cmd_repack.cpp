@@ -1,5 +1,5 @@
 // `les repack IN.gguf OUT.gguf [--no-verify]`: rewrite a model so each routed
-// expert is one contiguous 4 KiB-aligned blob (core/expert_repack.h), then
+// expert is one contiguous 4 KiB-aligned blob (core/gguf/expert_repack.h), then
 // compare every expert and dense tensor with the input.
 // `les repack --verify-only IN.gguf OUT.gguf`: only the comparison.
 // Exit codes: 0 success, 1 runtime error (I/O, malformed file, mismatch), 2 bad arguments.
@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "core/expert_repack.h"
+#include "core/gguf/expert_repack.h"
 #include "les/commands.h"
 
 namespace les::tool {

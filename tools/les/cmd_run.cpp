@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "core/sampler.h"
-#include "core/utf8.h"
+#include "core/tokenizer/utf8.h"
 #include "les/commands.h"
 #include "les/default_model.h"
 

@@ -1,6 +1,6 @@
 // `les synth --preset NAME -o PATH [--type T --expert-type T --output-type T
 //  --generator exact|block_pool --seed S --threads N]`: write a random-weight
-// model of a preset shape (core/synth_model.h). Types default to the preset's
+// model of a preset shape (core/synth/synth_model.h). Types default to the preset's
 // (tiny: F16; small: Q4_K, output Q6_K; qwen3-30b-a3b: Q4_K, experts Q3_K,
 // output Q6_K, block_pool generator). Prints the write speed.
 // Exit codes: 0 success, 1 runtime error, 2 bad arguments.
@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "core/synth_model.h"
+#include "core/synth/synth_model.h"
 #include "les/commands.h"
 
 namespace les::tool {

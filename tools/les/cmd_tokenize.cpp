@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "core/gguf_reader.h"
-#include "core/tokenizer.h"
+#include "core/gguf/gguf_reader.h"
+#include "core/tokenizer/tokenizer.h"
 #include "les/commands.h"
 
 namespace les::tool {

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "core/gguf_reader.h"
+#include "core/gguf/gguf_reader.h"
 
 namespace les::tool {
 

@@ -1,5 +1,5 @@
 // The embedded default model of `les run`: a random-weight qwen3moe generated
-// once by the synth code (core/synth_model.h) into the user's cache directory,
+// once by the synth code (core/synth/synth_model.h) into the user's cache directory,
 // so `les run` works on a fresh machine with no download.
 //
 // Path: $XDG_CACHE_HOME/les/default-tiny-qwen3moe.gguf, else
@@ -13,7 +13,7 @@
 
 #include <string>
 
-#include "core/synth_model.h"
+#include "core/synth/synth_model.h"
 #include "util/status.h"
 
 namespace les::tool {

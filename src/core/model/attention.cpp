@@ -1,0 +1,62 @@
+#include "core/model/attention.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/kernels.h"
+#include "kernels/ops.h"
+
+namespace les {
+
+void attention_rows(const Hparams& hp, const KvCache& kv, int32_t il, const float* q, int64_t n_rows,
+                    int64_t pos_first, bool batched, float* out, AttentionScratch& scratch,
+                    kernels::ThreadPool* pool) {
+  if (n_rows <= 0) return;
+  const int n_head = hp.n_head, head_dim = hp.head_dim, head_dim_v = hp.head_dim_v;
+  const int group = n_head / hp.n_head_kv;
+  const int64_t Dq = static_cast<int64_t>(n_head) * head_dim, Da = static_cast<int64_t>(n_head) * head_dim_v;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  const bool q8 = kv.type() == GgmlType::Q8_0;
+  const int64_t n_kv_max = pos_first + n_rows;
+  const int64_t per_thread = q8 ? ops::attention_head_q8_0_scratch(n_kv_max, head_dim, head_dim_v)
+                                : ops::attention_head_f16_scratch(n_kv_max, head_dim, head_dim_v);
+  const int n_threads = pool ? pool->n_threads() : 1;
+  scratch.buf.resize(static_cast<size_t>(per_thread * n_threads));
+
+  const size_t k_row = kv.k_row_bytes(), v_row = kv.v_row_bytes();
+  // Bytes of one head within a K / V row (F16: 2 per element; Q8_0: 34 per 32).
+  const size_t k_head = *ggml_row_bytes(kv.type(), head_dim), v_head = *ggml_row_bytes(kv.type(), head_dim_v);
+  const uint8_t* k = kv.k_data(il);
+  const uint8_t* v = kv.v_data(il);
+  const kernels::TypeKernels& q8k = kernels::default_kernel_table().of(GgmlType::Q8_0);
+
+  auto task = [&](int64_t begin, int64_t end, int thread) {
+    float* s = scratch.buf.data() + static_cast<int64_t>(thread) * per_thread;
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t t = i / n_head;
+      const int h = static_cast<int>(i % n_head), hk = h / group;
+      const float* qh = q + t * Dq + static_cast<int64_t>(h) * head_dim;
+      float* oh = out + t * Da + static_cast<int64_t>(h) * head_dim_v;
+      const uint8_t* kh = k + static_cast<size_t>(hk) * k_head;
+      const uint8_t* vh = v + static_cast<size_t>(hk) * v_head;
+      const int64_t n_kv = pos_first + t + 1;
+      if (q8) {
+        ops::attention_head_q8_0(qh, kh, static_cast<int64_t>(k_row), vh, static_cast<int64_t>(v_row), n_kv,
+                                 head_dim, head_dim_v, scale, oh, s, q8k.vec_dot, q8k.quantize_row,
+                                 q8k.dequantize_row);
+      } else {
+        ops::attention_head_f16(qh, kh, static_cast<int64_t>(k_row), vh, static_cast<int64_t>(v_row), n_kv,
+                                head_dim, head_dim_v, scale, oh, s,
+                                batched ? ops::F16DotOrder::gemm : ops::F16DotOrder::vec_dot);
+      }
+    }
+  };
+  const int64_t n_tasks = n_rows * n_head;
+  if (pool && n_threads > 1) {
+    pool->parallel_for(n_tasks, task);
+  } else {
+    task(0, n_tasks, 0);
+  }
+}
+
+}  // namespace les

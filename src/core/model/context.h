@@ -1,0 +1,85 @@
+// One generation stream over a Model: the sequence state (KV cache) plus
+// forward-pass scratch and the logits of the last decode.
+//
+// Usage: auto ctx = Context::create(model, {}); ctx->decode(prompt_ids);
+// then argmax over ctx->logits(); ctx->decode({next_id}); ...
+//
+// Thread-safety: thread-compatible (one thread at a time per Context). Several
+// Contexts may share one Model.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/model/expert_source.h"
+#include "core/model/forward.h"
+#include "core/model/kv_cache.h"
+#include "core/model/model.h"
+#include "core/model/moe_layer.h"
+#include "kernels/ggml_type.h"
+#include "kernels/thread_pool.h"
+#include "util/status.h"
+
+namespace les {
+
+struct ContextParams {
+  int32_t n_ctx = 0;       // tokens; 0 = min(model's context_length, 4096)
+  int32_t n_batch = 512;   // max tokens per forward chunk (prefill)
+  int n_threads = 0;       // kernel threads incl. the caller; 0 = ModelParams.n_threads, then hardware
+  GgmlType kv_type = GgmlType::F16;  // KV cache type: F16 or Q8_0 (kv_cache.h; Q8_0 needs head_dim % 32 == 0)
+};
+
+class Context {
+ public:
+  // Errors: invalid_argument (n_ctx < 0, n_batch < 1), unsupported (kv_type not F16/Q8_0,
+  // or Q8_0 with head_dim / head_dim_v not a multiple of 32), out_of_memory.
+  // `model` must outlive the Context.
+  static Result<std::unique_ptr<Context>> create(const Model& model, const ContextParams& p);
+
+  // Appends tokens at positions n_past()..n_past()+n-1 and runs the forward pass
+  // (batched prefill in chunks of n_batch). Afterwards logits() holds the last
+  // token's logits (n_vocab floats); with all_logits, logits_all() holds n x n_vocab
+  // (token-major). Errors: invalid_argument (empty, token id out of range),
+  // context_full (n_past + n > n_ctx; nothing appended), errors of the expert
+  // source. On error, n_past() and the logits are unchanged.
+  Status decode(std::span<const int32_t> tokens, bool all_logits = false);
+
+  std::span<const float> logits() const;      // last decoded token; empty before the first decode
+  std::span<const float> logits_all() const;  // all tokens of the last decode (if requested), else empty
+  int32_t n_past() const noexcept { return seq_.n_past(); }
+  int32_t n_ctx() const noexcept { return seq_.n_ctx(); }
+  int n_threads() const noexcept { return params_.n_threads; }
+  const Model& model() const noexcept { return model_; }
+
+  void reset() noexcept;           // clears the KV cache (n_past = 0)
+  Status trim(int32_t n_keep);     // keeps the first n_keep positions (speculative rollback)
+
+  // Debug hook: called per MoE layer with the router's decisions (tests, statistics).
+  void set_router_observer(RouterObserver obs) { observer_ = std::move(obs); }
+  // Replaces the expert source (default: the model's resident experts). Not owned;
+  // must outlive the Context or be replaced.
+  void set_expert_source(ExpertSource* src) noexcept { experts_ = src ? src : &model_.resident_experts(); }
+
+ private:
+  Context(const Model& model, SequenceState seq, const ContextParams& p)
+      : model_(model), seq_(std::move(seq)), params_(p), experts_(&model.resident_experts()),
+        pool_(std::make_unique<kernels::ThreadPool>(p.n_threads)) {
+    scratch_.mm.pool = pool_.get();
+  }
+
+  const Model& model_;
+  SequenceState seq_;
+  ContextParams params_;
+  ExpertSource* experts_;
+  RouterObserver observer_;
+  std::unique_ptr<kernels::ThreadPool> pool_;  // owned: matmul row splits
+  ForwardScratch scratch_;
+  std::vector<float> logits_;      // n_vocab
+  std::vector<float> logits_all_;  // n x n_vocab
+  std::vector<float> chunk_logits_;
+  bool has_all_ = false;
+};
+
+}  // namespace les

@@ -1,0 +1,101 @@
+#include "core/model/hparams.h"
+
+#include <cmath>
+#include <limits>
+
+#include "core/gguf/gguf_reader.h"
+
+namespace les {
+namespace {
+
+// Reads `{arch}.{suffix}` as a positive int32 (or >= 0 when allow_zero). Missing: `def`
+// if has_default, else a format error.
+Result<int32_t> read_count(const gguf::GgufFile& f, const std::string& key, bool has_default, int64_t def,
+                           bool allow_zero = false) {
+  uint64_t v = 0;
+  if (f.find(key) == nullptr) {
+    if (!has_default) return format_error("missing metadata key '" + key + "'");
+    return static_cast<int32_t>(def);
+  }
+  LES_ASSIGN_OR_RETURN(v, f.get_uint(key));
+  if (v > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()) || (v == 0 && !allow_zero))
+    return format_error("metadata key '" + key + "' has invalid value " + std::to_string(v));
+  return static_cast<int32_t>(v);
+}
+
+Result<float> read_float(const gguf::GgufFile& f, const std::string& key, double def, bool positive) {
+  LES_ASSIGN_OR_RETURN(double v, f.get_float_or(key, def));
+  if (!std::isfinite(v) || (positive && !(v > 0)) || std::fabs(v) > 3.0e38)
+    return format_error("metadata key '" + key + "' has invalid value " + std::to_string(v));
+  return static_cast<float>(v);
+}
+
+}  // namespace
+
+Result<Hparams> load_hparams(const gguf::GgufFile& f) {
+  Hparams hp;
+  hp.arch = f.architecture();
+  if (hp.arch.empty()) return format_error("missing metadata key 'general.architecture'");
+  const std::string a = hp.arch + ".";
+
+  LES_ASSIGN_OR_RETURN(hp.n_layer, read_count(f, a + "block_count", false, 0));
+  LES_ASSIGN_OR_RETURN(hp.n_embd, read_count(f, a + "embedding_length", false, 0));
+  LES_ASSIGN_OR_RETURN(hp.n_head, read_count(f, a + "attention.head_count", false, 0));
+  LES_ASSIGN_OR_RETURN(hp.n_head_kv, read_count(f, a + "attention.head_count_kv", true, hp.n_head));
+  if (hp.n_head % hp.n_head_kv != 0)
+    return format_error("metadata key '" + a + "attention.head_count_kv' (" + std::to_string(hp.n_head_kv) +
+                        ") does not divide attention.head_count (" + std::to_string(hp.n_head) + ")");
+  const bool has_kl = f.find(a + "attention.key_length") != nullptr;
+  if (!has_kl && hp.n_embd % hp.n_head != 0)
+    return format_error("metadata key '" + a + "attention.key_length' missing and embedding_length is not a "
+                        "multiple of head_count");
+  LES_ASSIGN_OR_RETURN(hp.head_dim, read_count(f, a + "attention.key_length", true, hp.n_embd / hp.n_head));
+  LES_ASSIGN_OR_RETURN(hp.head_dim_v, read_count(f, a + "attention.value_length", true, hp.head_dim));
+  LES_ASSIGN_OR_RETURN(hp.n_rot, read_count(f, a + "rope.dimension_count", true, hp.head_dim));
+  if (hp.n_rot > hp.head_dim || hp.n_rot % 2 != 0)
+    return format_error("metadata key '" + a + "rope.dimension_count' (" + std::to_string(hp.n_rot) +
+                        ") must be even and <= head_dim (" + std::to_string(hp.head_dim) + ")");
+  LES_ASSIGN_OR_RETURN(hp.rope_freq_base, read_float(f, a + "rope.freq_base", 10000.0, true));
+  LES_ASSIGN_OR_RETURN(hp.rms_eps, read_float(f, a + "attention.layer_norm_rms_epsilon", 1e-5, true));
+  LES_ASSIGN_OR_RETURN(hp.n_ctx_train, read_count(f, a + "context_length", true, 4096));
+  LES_ASSIGN_OR_RETURN(hp.n_ff, read_count(f, a + "feed_forward_length", true, 0, true));
+
+  LES_ASSIGN_OR_RETURN(hp.n_expert, read_count(f, a + "expert_count", true, 0, true));
+  if (hp.n_expert > 0) {
+    LES_ASSIGN_OR_RETURN(hp.n_expert_used, read_count(f, a + "expert_used_count", false, 0));
+    if (hp.n_expert_used > hp.n_expert)
+      return format_error("metadata key '" + a + "expert_used_count' (" + std::to_string(hp.n_expert_used) +
+                          ") exceeds expert_count (" + std::to_string(hp.n_expert) + ")");
+    const bool has_exp_ff = f.find(a + "expert_feed_forward_length") != nullptr;
+    if (!has_exp_ff && hp.n_ff == 0)
+      return format_error("missing metadata key '" + a + "expert_feed_forward_length'");
+    LES_ASSIGN_OR_RETURN(hp.n_ff_exp, read_count(f, a + "expert_feed_forward_length", true, hp.n_ff));
+    LES_ASSIGN_OR_RETURN(hp.n_ff_shexp, read_count(f, a + "expert_shared_feed_forward_length", true, 0, true));
+    const std::string gk = a + "expert_gating_func";
+    if (f.find(gk) != nullptr) {
+      LES_ASSIGN_OR_RETURN(uint64_t g, f.get_uint(gk));
+      if (g != 1 && g != 2)
+        return format_error("metadata key '" + gk + "' has unsupported value " + std::to_string(g) +
+                            " (1 = softmax, 2 = sigmoid)");
+      hp.gating = static_cast<ExpertGating>(g);
+      hp.gating_from_file = true;
+    }
+    const std::string nk = a + "expert_weights_norm";
+    if (f.find(nk) != nullptr) {
+      LES_ASSIGN_OR_RETURN(hp.expert_weights_norm, f.get_bool(nk));
+      hp.weights_norm_from_file = true;
+    }
+    LES_ASSIGN_OR_RETURN(hp.expert_weights_scale, read_float(f, a + "expert_weights_scale", 0.0, false));
+  } else {
+    if (hp.n_ff == 0) return format_error("missing metadata key '" + a + "feed_forward_length'");
+  }
+
+  const gguf::TensorInfo* emb = f.find_tensor("token_embd.weight");
+  if (emb == nullptr) return format_error("missing tensor 'token_embd.weight'");
+  if (emb->ne[1] <= 0 || emb->ne[1] > std::numeric_limits<int32_t>::max())
+    return format_error("tensor 'token_embd.weight' has invalid vocab dimension");
+  hp.n_vocab = static_cast<int32_t>(emb->ne[1]);
+  return hp;
+}
+
+}  // namespace les

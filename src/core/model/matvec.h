@@ -1,0 +1,46 @@
+// Adapter between the forward pass and the matrix kernels: y = W x for one or
+// many activation rows, with the activations quantised to the weight type's
+// vec_dot_type exactly as ggml's CPU backend does (F16 for F16 weights, Q8_K for
+// K-quants, Q8_0 for Q4_0/Q5_0/Q8_0, F32 for F32), so results match llama.cpp up
+// to summation order.
+//
+// Shapes: W is {cols, rows} (WeightView); x is n_tokens rows of cols floats,
+// row-major, row stride `x_stride` floats; y is n_tokens rows of `rows` floats,
+// row stride `y_stride`.
+//
+// Kernels: kernels::default_kernel_table() (best tier of this CPU; LES_KERNEL_TIER
+// forces a lower one) through the kernels/matmul.h drivers; results do not depend
+// on the thread count.
+//
+// Thread-safety: thread-compatible (the scratch buffer and pool are per caller).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/model/model_weights.h"
+#include "kernels/ggml_type.h"
+#include "kernels/thread_pool.h"
+#include "util/status.h"
+
+namespace les {
+
+// True if W of this type can be used by matmul() below.
+bool matvec_type_supported(GgmlType t) noexcept;
+
+// Reusable buffer for quantised activations, and the pool the rows are split
+// over (null: the calling thread). One per Context.
+struct MatmulScratch {
+  std::vector<uint8_t> xq;
+  kernels::ThreadPool* pool = nullptr;
+};
+
+// y[t][r] = sum_c W[r][c] * x[t][c] for t < n_tokens. Errors: unsupported (type),
+// internal (strides other than contiguous rows, which the drivers require).
+Status matmul(const WeightView& w, const float* x, int64_t n_tokens, int64_t x_stride, float* y,
+              int64_t y_stride, MatmulScratch& scratch);
+
+// Dequantises row `r` of `w` into out (w.cols() floats) (embedding lookup).
+Status dequantize_row(const WeightView& w, int64_t r, float* out);
+
+}  // namespace les

@@ -1,0 +1,103 @@
+#include "core/model/model.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <optional>
+
+#include "core/gguf/expert_layout.h"
+#include "core/gguf/gguf_reader.h"
+#include "core/model/arch/arch_loaders.h"
+
+namespace les {
+
+Model::~Model() = default;
+
+namespace {
+
+// Marks the pages fully inside [data, data + n) of a read-only file mapping as
+// randomly accessed (no readahead) and drops any already mapped, so streamed
+// expert bytes never count towards the resident set. Best effort (a buffer
+// from GgufFile::parse is not a mapping: madvise then fails harmlessly).
+void advise_not_resident(const uint8_t* data, size_t n) {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t b = (reinterpret_cast<uintptr_t>(data) + page - 1) & ~(page - 1);
+  const uintptr_t e = (reinterpret_cast<uintptr_t>(data) + n) & ~(page - 1);
+  if (e <= b) return;
+  void* p = reinterpret_cast<void*>(b);
+  (void)madvise(p, e - b, MADV_RANDOM);
+  (void)madvise(p, e - b, MADV_DONTNEED);
+}
+
+// resident_experts() of a model loaded with stream_experts.
+class StreamedExpertsPlaceholder final : public ExpertSource {
+ public:
+  Result<ExpertMatrices> get(int32_t layer, int32_t expert) override {
+    return invalid_argument_error("expert " + std::to_string(expert) + " of layer " + std::to_string(layer) +
+                                  ": the model was loaded with ModelParams.stream_experts; attach a streaming "
+                                  "expert source with Context::set_expert_source");
+  }
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Model>> Model::load(const std::string& path, const ModelParams& params) {
+  if (!params.use_mmap) return unsupported_error("ModelParams.use_mmap = false (weights are views into the mapping)");
+  gguf::ReadOptions opts;
+  opts.use_mmap = true;
+  LES_ASSIGN_OR_RETURN(auto file, gguf::GgufFile::open(path, opts));
+  auto r = from_gguf(std::move(file), params);
+  if (!r.ok()) return r.status().with_context("loading '" + path + "'");
+  return r;
+}
+
+Result<std::unique_ptr<Model>> Model::from_gguf(std::unique_ptr<gguf::GgufFile> file, const ModelParams& params) {
+  std::unique_ptr<Model> m(new Model());
+  m->params_ = params;
+  m->file_ = std::move(file);
+  LES_ASSIGN_OR_RETURN(m->hp_, load_hparams(*m->file_));
+  // A `les repack` file carries les.expert_layout; its experts come from the packed tensors.
+  std::optional<ExpertLayout> layout;
+  if (m->file_->find(kExpertLayoutKey) != nullptr) {
+    auto x = ExpertLayout::from_file(*m->file_);
+    if (!x.ok()) return x.status();
+    if (x->contiguous()) layout = std::move(x).value();
+  }
+  TensorLookup lookup(*m->file_, layout ? &*layout : nullptr);
+  LES_RETURN_IF_ERROR(models::load_architecture(lookup, m->hp_, &m->cfg_, &m->w_));
+  if (params.stream_experts) {
+    for (const LayerWeights& l : m->w_.layers)
+      for (const WeightView* v : {&l.gate_exps, &l.up_exps, &l.down_exps})
+        if (v->present())
+          advise_not_resident(v->data, (v->expert_stride ? v->expert_stride : v->slab_bytes()) * static_cast<size_t>(v->ne[2]));
+    m->experts_ = std::make_unique<StreamedExpertsPlaceholder>();
+  } else {
+    std::vector<ResidentExpertSource::LayerExperts> le;
+    for (const LayerWeights& l : m->w_.layers) le.push_back({l.gate_exps, l.up_exps, l.down_exps});
+    m->experts_ = std::make_unique<ResidentExpertSource>(std::move(le));
+  }
+  if (m->file_->find("tokenizer.ggml.model") != nullptr) {
+    auto tok = Tokenizer::from_gguf(*m->file_);
+    if (!tok.ok()) return tok.status().with_context("tokenizer");
+    m->tokenizer_ = std::move(tok).value();
+  }
+  return m;
+}
+
+std::string Model::description() const {
+  // e.g. "qwen3moe 8L 256d 32x4 experts F16"
+  std::string s = hp_.arch;
+  s.append(" ").append(std::to_string(hp_.n_layer)).append("L ");
+  s.append(std::to_string(hp_.n_embd)).append("d");
+  if (hp_.is_moe()) {
+    s.append(" ").append(std::to_string(hp_.n_expert)).append("x").append(std::to_string(hp_.n_expert_used));
+    s.append(" experts");
+  }
+  const WeightView* ref = &w_.tok_embd;
+  if (!w_.layers.empty()) ref = w_.layers[0].is_moe() ? &w_.layers[0].gate_exps : &w_.layers[0].ffn_gate;
+  s.append(" ").append(ggml_type_name(ref->type));
+  return s;
+}
+
+}  // namespace les

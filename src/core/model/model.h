@@ -1,0 +1,118 @@
+// A loaded model: hyperparameters, architecture configuration and weight views
+// into the GGUF mapping (fully resident). Immutable after load; one Model can
+// serve several Contexts.
+//
+// Supported architectures: qwen3moe, llama (dense and Mixtral-style experts),
+// qwen2moe. Each one's tensor set and MoE semantics live in
+// src/core/model/arch/<arch>.cpp; the forward pass (forward.cpp, moe_layer.cpp) is
+// shared and driven by ArchConfig.
+//
+// Thread-safety: all const members are thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/model/expert_source.h"
+#include "core/model/hparams.h"
+#include "core/model/model_weights.h"
+#include "core/tokenizer/tokenizer.h"
+#include "kernels/ops.h"
+#include "util/status.h"
+
+namespace les {
+
+namespace gguf {
+class GgufFile;
+}
+
+struct ModelParams {
+  int n_threads = 0;      // 0 = hardware_concurrency
+  bool use_mmap = true;   // must be true: weights are views into the mapping
+  // Routed expert weights stay in the file: their pages of the mapping are
+  // advised MADV_RANDOM and dropped (MADV_DONTNEED) and never read by the
+  // model; a streaming ExpertSource (src/sched) reads them through the I/O
+  // reactor. resident_experts() then returns a source whose get() fails with
+  // invalid_argument naming this option, so a Context without a streaming
+  // source errors instead of faulting the expert pages in.
+  bool stream_experts = false;
+};
+
+// How an architecture computes its layers (resolved from arch + metadata at load).
+struct ArchConfig {
+  ops::RopeType rope = ops::RopeType::norm;
+  bool qk_norm = false;        // per-head RMSNorm of Q and K before RoPE (qwen3moe)
+  bool qkv_bias = false;       // Q/K/V biases (qwen2moe)
+  // MoE: probabilities from softmax/sigmoid over all experts; top-k; optional
+  // renormalisation of the k weights to sum 1; optional scale.
+  ExpertGating gating = ExpertGating::softmax;
+  bool moe_renorm = false;
+  float moe_weights_scale = 0.0f;  // 0 = no scaling
+  bool shared_expert = false;      // plain SwiGLU expert on every token ...
+  bool shared_expert_gated = false;  // ... multiplied by sigmoid(ffn_gate_inp_shexp · x)
+};
+
+struct LayerWeights {
+  WeightView attn_norm;          // {n_embd} F32
+  WeightView wq, wk, wv, wo;     // {n_embd, n_embd_q}, {n_embd, n_embd_k}, {n_embd, n_embd_v}, {n_embd_q, n_embd}
+  WeightView bq, bk, bv;         // biases (qkv_bias), F32
+  WeightView q_norm, k_norm;     // {head_dim} F32 (qk_norm)
+  WeightView ffn_norm;           // {n_embd} F32
+  WeightView ffn_gate, ffn_up, ffn_down;  // dense FFN: {n_embd, n_ff}, {n_embd, n_ff}, {n_ff, n_embd}
+  WeightView router;             // ffn_gate_inp {n_embd, n_expert} F32
+  WeightView exp_probs_b;        // per-expert selection bias {n_expert} F32 (optional)
+  WeightView gate_exps, up_exps, down_exps;  // {n_embd, n_ff_exp, n_expert}, ..., {n_ff_exp, n_embd, n_expert}
+  WeightView gate_shexp, up_shexp, down_shexp;  // shared expert {n_embd, n_ff_shexp} ...
+  WeightView gate_inp_shexp;     // {n_embd} F32
+
+  bool is_moe() const noexcept { return router.present(); }
+};
+
+struct ModelWeights {
+  WeightView tok_embd;     // {n_embd, n_vocab}
+  WeightView output_norm;  // {n_embd} F32
+  WeightView output;       // {n_embd, n_vocab}; token_embd when tied
+  std::vector<LayerWeights> layers;
+};
+
+class Model {
+ public:
+  // Loads a GGUF model file. Errors: io, format (missing key / tensor, wrong shape,
+  // message names it), unsupported (architecture, tensor type, MoE combination,
+  // tokenizer model). The tokenizer is built when tokenizer.ggml.model is present.
+  static Result<std::unique_ptr<Model>> load(const std::string& path, const ModelParams& params);
+  // Same from an already opened file (tests; the Model takes ownership).
+  static Result<std::unique_ptr<Model>> from_gguf(std::unique_ptr<gguf::GgufFile> file, const ModelParams& params);
+
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const Hparams& hparams() const noexcept { return hp_; }
+  const std::string& architecture() const noexcept { return hp_.arch; }
+  // The tokenizer from the file's tokenizer.ggml.* keys. Precondition: has_tokenizer()
+  // (false only for files without tokenizer.ggml.model, e.g. test models).
+  const Tokenizer& tokenizer() const noexcept { return *tokenizer_; }
+  bool has_tokenizer() const noexcept { return tokenizer_ != nullptr; }
+  // "qwen3moe 8L 256d 32x4 experts F16"
+  std::string description() const;
+  const ArchConfig& config() const noexcept { return cfg_; }
+  const ModelWeights& weights() const noexcept { return w_; }
+  const ModelParams& params() const noexcept { return params_; }
+  const gguf::GgufFile& file() const noexcept { return *file_; }
+  // The resident expert source (views into the mapping). Stateless, shared by contexts.
+  ExpertSource& resident_experts() const noexcept { return *experts_; }
+
+ private:
+  Model() = default;
+  ModelParams params_;
+  std::unique_ptr<gguf::GgufFile> file_;
+  Hparams hp_;
+  ArchConfig cfg_;
+  ModelWeights w_;
+  std::unique_ptr<ExpertSource> experts_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+};
+
+}  // namespace les
