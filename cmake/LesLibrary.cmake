@@ -53,7 +53,8 @@ set_target_properties(les_shared PROPERTIES
 target_link_options(les_shared PRIVATE "LINKER:--version-script=${CMAKE_SOURCE_DIR}/cmake/les.map"
                     "LINKER:--no-undefined")
 
-# Installation: the shared library, the C header, a pkg-config file and a CMake
+# Installation: the shared library, the C headers (les.h and the topic headers
+# it includes), a pkg-config file and a CMake
 # package (find_package(les) -> les::les). The static library is installed too.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -62,7 +63,8 @@ install(TARGETS les_shared EXPORT lesTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES $<TARGET_FILE:les_static> DESTINATION ${CMAKE_INSTALL_LIBDIR} RENAME libles.a)
-install(FILES ${CMAKE_SOURCE_DIR}/include/les/les.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/les)
+file(GLOB les_public_headers CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/include/les/*.h)
+install(FILES ${les_public_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/les)
 install(EXPORT lesTargets NAMESPACE les:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/les)
 configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/templates/lesConfig.cmake.in
   ${CMAKE_BINARY_DIR}/lesConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/les)

@@ -1,0 +1,98 @@
+/*
+ * les_generate.h: sampling parameters and text generation on a context:
+ * tokenize a prompt, prefill it, sample and stream tokens through a callback
+ * until EOS, a stop string, n_predict, cancellation or a full context; then
+ * read the run's timing. Part of the LES C ABI; include <les/les.h>.
+ *
+ * Thread-safety: les_generate() and les_context_generate_stats() follow the
+ * context's rules (one thread at a time; les_context_cancel() from any
+ * thread); the *_default_params() and les_stop_reason_name() are thread-safe.
+ */
+#ifndef LES_GENERATE_H
+#define LES_GENERATE_H
+
+#include "les_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct les_sampler_params {
+  uint32_t struct_size;    /* sizeof(les_sampler_params); set by les_sampler_default_params() */
+  float temperature;       /* 0 = greedy (ties to the lowest id); default 0.8 */
+  int32_t top_k;           /* 0 = off; default 40 */
+  float top_p;             /* 1 = off; default 0.95 */
+  float min_p;             /* 0 = off; default 0.05 */
+  float repeat_penalty;    /* 1 = off; default 1 */
+  float presence_penalty;  /* 0 = off */
+  float frequency_penalty; /* 0 = off */
+  int32_t penalty_last_n;  /* window of tokens for the penalties; default 64 */
+  uint64_t seed;           /* RNG seed; same seed + same model = same text */
+} les_sampler_params;
+
+LES_API les_sampler_params les_sampler_default_params(void);
+
+/* Called once per generated token with its id and its text bytes (`piece`,
+ * `piece_len` bytes, borrowed for the call; UTF-8 sequences split across tokens
+ * are held back and delivered whole). Return false to stop generation. */
+typedef bool (*les_token_callback)(les_token token, const char *piece, size_t piece_len, void *user_data);
+
+typedef struct les_generate_params {
+  uint32_t struct_size;        /* sizeof(les_generate_params); set by les_generate_default_params() */
+  int32_t n_predict;           /* max tokens to generate; default 128 */
+  bool ignore_eos;             /* keep going past end-of-generation tokens */
+  les_sampler_params sampler;  /* sampling */
+  const char *const *stop;     /* NULL or an array of n_stop UTF-8 stop strings (borrowed) */
+  int32_t n_stop;
+} les_generate_params;
+
+LES_API les_generate_params les_generate_default_params(void);
+
+/* Why the last les_generate() ended. */
+typedef enum les_stop_reason {
+  LES_STOP_EOS = 0,          /* an end-of-generation token (not delivered) */
+  LES_STOP_STOP_STRING = 1,  /* the text reached a stop string (cut before it) */
+  LES_STOP_N_PREDICT = 2,    /* n_predict tokens were generated */
+  LES_STOP_CONTEXT_FULL = 3, /* the KV cache filled up */
+  LES_STOP_CANCELLED = 4     /* the callback returned false, or les_context_cancel() */
+} les_stop_reason;
+
+/* "eos", "stop_string", "n_predict", "context_full" or "cancelled" (the names
+ * `les run` prints); "unknown" for other values. Static storage. Thread-safe. */
+LES_API const char *les_stop_reason_name(les_stop_reason reason);
+
+/* Timing of the last les_generate() on a context. */
+typedef struct les_generate_stats {
+  uint32_t struct_size;
+  int32_t n_prompt_tokens;     /* prompt tokens evaluated (prefill) */
+  int32_t n_generated;         /* tokens sampled and delivered (a stopping EOS excluded) */
+  double prefill_seconds;
+  double decode_seconds;
+  double prefill_tokens_per_second;  /* n_prompt_tokens / prefill_seconds */
+  double decode_tokens_per_second;   /* n_decoded / decode_seconds */
+  /* Appended after the first version; a caller whose struct_size ends before
+   * them gets the fields above only. */
+  int32_t n_decoded;           /* single-token forward passes (the last sampled token is not evaluated) */
+  les_stop_reason stop_reason; /* why generation ended */
+} les_generate_stats;
+
+/* Tokenizes `prompt` (adding BOS as the vocabulary requests), appends it to the context (after what it already holds),
+ * then samples up to n_predict tokens, streaming each through `callback` (may
+ * be NULL). Stops at EOS (unless ignore_eos), a stop string, n_predict, the
+ * callback returning false, or les_context_cancel() (then returns
+ * LES_ERR_CANCELLED). A full context returns LES_ERR_CONTEXT_FULL after
+ * delivering what fit. The KV cache keeps the prompt and the generated
+ * tokens except the last one sampled, which is delivered but not evaluated
+ * (n_past grows by n_prompt_tokens + n_decoded). */
+LES_API les_status les_generate(les_context *ctx, const char *prompt, const les_generate_params *params,
+                                les_token_callback callback, void *user_data);
+
+/* Copies the statistics of the last les_generate() into *out (whose
+ * struct_size the caller sets). */
+LES_API les_status les_context_generate_stats(const les_context *ctx, les_generate_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LES_GENERATE_H */

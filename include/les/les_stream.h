@@ -1,0 +1,66 @@
+/*
+ * les_stream.h: expert streaming at run time: changing a context's expert
+ * budget and reading its streaming statistics (reads, prefetches, cache hits,
+ * predictor recall, I/O wait). Applies to contexts of a model loaded with
+ * expert_budget_bytes > 0 (les_model.h). Part of the LES C ABI; include
+ * <les/les.h>.
+ *
+ * Thread-safety: the same rules as the context (one thread at a time).
+ */
+#ifndef LES_STREAM_H
+#define LES_STREAM_H
+
+#include "les_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Changes the context's expert budget at run time (e.g. when the OS asks the
+ * app to free memory); a lower budget evicts and frees at once. Errors:
+ * LES_ERR_INVALID_ARGUMENT (context does not stream experts, or below the
+ * minimum: the message names it; nothing changes). Not during les_generate(). */
+LES_API les_status les_context_set_expert_budget(les_context *ctx, uint64_t budget_bytes);
+
+/* Totals since the context was created (or les_context_reset_stream_stats). */
+typedef struct les_stream_stats {
+  uint32_t struct_size;          /* set by the caller to sizeof(les_stream_stats) */
+  uint64_t budget_bytes;         /* current budget */
+  int32_t n_slots;               /* expert slots that fit in it */
+  int32_t prefetch_candidates;   /* c in effect */
+  uint64_t tokens;               /* tokens run through forward passes */
+  uint64_t bytes_read;           /* bytes read from the file (incl. O_DIRECT alignment padding) */
+  uint64_t reads_issued;         /* read requests (3 per expert in GGUF's layout, 1 when repacked) */
+  uint64_t demand_experts;       /* experts read because compute needed them now */
+  uint64_t prefetch_experts;     /* experts read ahead by the lookahead predictor */
+  uint64_t cache_hits;           /* selected experts already in the cache */
+  uint64_t inflight_hits;        /* selected experts whose prefetch was still in flight */
+  uint64_t cache_misses;         /* selected experts that needed a demand read */
+  uint64_t prefetch_unused_bytes;/* bytes prefetched and evicted before any use */
+  uint64_t read_errors;          /* experts whose read failed */
+  double hit_rate;               /* (hits + in-flight hits) / selected experts */
+  double mean_recall;            /* predictor recall averaged over layers 1.. (layer l+1 from l) */
+  double io_wait_seconds;        /* compute blocked waiting for expert bytes */
+  double io_idle_seconds;        /* no read in flight while a forward pass ran */
+  double wall_seconds;           /* time inside forward passes */
+} les_stream_stats;
+
+/* Per-layer predictor and cache figures. */
+typedef struct les_stream_layer_stats {
+  uint32_t struct_size; /* sizeof(les_stream_layer_stats) */
+  uint64_t cache_hits, inflight_hits, cache_misses;
+  double recall;        /* |predicted ∩ selected| / |selected| */
+  double precision;     /* |predicted ∩ selected| / |predicted| */
+} les_stream_layer_stats;
+
+/* Copies the streaming totals / one layer's figures. Errors:
+ * LES_ERR_INVALID_ARGUMENT (NULL, wrong struct_size, layer out of range, or a
+ * context that does not stream experts). Same thread rules as the context. */
+LES_API les_status les_context_stream_stats(const les_context *ctx, les_stream_stats *out);
+LES_API les_status les_context_stream_layer_stats(const les_context *ctx, int32_t layer, les_stream_layer_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LES_STREAM_H */
