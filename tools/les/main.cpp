@@ -1,7 +1,34 @@
-// `les`: the LES command-line tool (run, inspect, ...). See README.md.
-#include <cstdio>
+// `les`: the LES command-line tool (run, chat, bench, inspect, ...). See README.md.
+//
+// `les --version` (or `les version`) prints the library version and what this
+// build runs on; an unknown subcommand is a usage error that lists the known
+// ones (exit 2).
+#include <les/les.h>
 
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "kernels/cpu_features.h"
+#include "kernels/kernels.h"
 #include "les/commands.h"
+
+namespace {
+
+int print_version() {
+  const les::kernels::KernelTier tier = les::kernels::best_kernel_tier();
+#if defined(LES_HAVE_LIBURING)
+  const char* uring = "io_uring and pread";
+#else
+  const char* uring = "pread";
+#endif
+  std::printf("les %s (C API %d.%d.%d)\nkernels: %s (CPU: %s); expert reads: %s\n", les_version(), LES_VERSION_MAJOR,
+              LES_VERSION_MINOR, LES_VERSION_PATCH, les::kernels::kernel_tier_name(tier),
+              les::kernels::cpu_features_string(les::kernels::detect_cpu_features()).c_str(), uring);
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"les: run Mixture-of-Experts GGUF models with expert streaming"};
@@ -12,6 +39,19 @@ int main(int argc, char** argv) {
   les::tool::register_repack(app, state);
   les::tool::register_synth(app, state);
   les::tool::register_tokenize(app, state);
+  if (argc >= 2 && (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "version") == 0))
+    return print_version();
+  std::string known;
+  bool is_known = false;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    known += (known.empty() ? "" : ", ") + sub->get_name();
+    is_known = is_known || (argc >= 2 && sub->get_name() == argv[1]);
+  }
+  if (argc >= 2 && argv[1][0] != '-' && !is_known) {
+    std::fprintf(stderr, "les: unknown command '%s'; commands: %s, version (see les --help)\n", argv[1],
+                 known.c_str());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
