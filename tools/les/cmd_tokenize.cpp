@@ -1,9 +1,12 @@
-// `les tokenize MODEL.gguf TEXT`: tokenizes TEXT with the model's tokenizer
-// (built from its tokenizer.ggml.* metadata; tensor bytes are never read) and
-// prints one line per token: id, token type, the piece's bytes (escaped) and
-// the vocabulary text. --ids prints only the ids, space-separated, on one line
-// (the format of llama.cpp's .out files). --no-special: no BOS/EOS;
-// --parse-special: control-token texts in TEXT become their ids.
+// `les tokenize MODEL.gguf TEXT` (or `-f FILE`, `-f -` for stdin): tokenizes
+// TEXT with the model's tokenizer (built from its tokenizer.ggml.* metadata;
+// tensor bytes are never read) and prints a header line, then one line per
+// token: id, token type, the piece as text (the bytes the token stands for;
+// valid UTF-8 as is, control characters and invalid bytes escaped as \n, \t,
+// \xNN) and the vocabulary entry (escaped the same way). --ids prints only
+// the ids, space-separated, on one line (the format of llama.cpp's .out
+// files). --no-special: no BOS/EOS; --parse-special: control-token texts in
+// TEXT become their ids.
 // Errors (unreadable file, unsupported tokenizer) go to stderr, exit 1.
 #include <cstdio>
 #include <memory>
@@ -13,7 +16,9 @@
 
 #include "core/gguf/gguf_reader.h"
 #include "core/tokenizer/tokenizer.h"
+#include "core/tokenizer/utf8.h"
 #include "les/commands.h"
+#include "les/text_input.h"
 
 namespace les::tool {
 namespace {
@@ -21,6 +26,7 @@ namespace {
 struct TokenizeArgs {
   std::string model;
   std::string text;
+  std::string file;  // -f: read the text from this file ("-" = stdin)
   bool ids_only = false;
   bool no_special = false;
   bool parse_special = false;
@@ -39,18 +45,42 @@ const char* type_name(TokenType t) {
   return "?";
 }
 
-// Printable ASCII as is, everything else as \xNN.
+// Text for one table cell: valid UTF-8 characters as they are, the
+// backslash and quote escaped, control characters and bytes that are not
+// valid UTF-8 as \n, \r, \t or \xNN.
 std::string escape(const std::string& s) {
   std::string out;
-  for (const unsigned char c : s) {
-    if (c == '\\') out += "\\\\";
-    else if (c >= 0x20 && c < 0x7f) out.push_back(static_cast<char>(c));
-    else out += fmt::format("\\x{:02x}", c);
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const utf8::Decoded d = utf8::decode(s, i);
+    if (c == '\\' || c == '"') out += std::string("\\") + static_cast<char>(c);
+    else if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (d.valid && c >= 0x20 && c != 0x7f) out.append(s, i, d.len);
+    else {
+      out += fmt::format("\\x{:02x}", c);
+      i += 1;
+      continue;
+    }
+    i += (d.valid && c >= 0x80) ? d.len : 1;
   }
   return out;
 }
 
-int tokenize(const TokenizeArgs& a) {
+int tokenize(TokenizeArgs a) {
+  if (a.file.empty() == a.text.empty() && !(a.file.empty() && a.text.empty())) {
+    std::fprintf(stderr, "les tokenize: give the text or -f FILE, not both\n");
+    return 2;
+  }
+  if (!a.file.empty()) {
+    auto text = read_prompt_file(a.file);
+    if (!text.ok()) {
+      std::fprintf(stderr, "les tokenize: %s\n", text.status().message().c_str());
+      return 1;
+    }
+    a.text = std::move(text).value();
+  }
   gguf::ReadOptions opts;
   opts.use_mmap = false;
   auto file = gguf::GgufFile::open(a.model, opts);
@@ -91,7 +121,8 @@ void register_tokenize(CLI::App& app, ToolState& state) {
   auto args = std::make_shared<TokenizeArgs>();
   CLI::App* cmd = app.add_subcommand("tokenize", "Tokenize text with a model's tokenizer and print the tokens");
   cmd->add_option("model", args->model, "GGUF file (only its tokenizer metadata is read)")->required();
-  cmd->add_option("text", args->text, "Text to tokenize")->required();
+  cmd->add_option("text", args->text, "Text to tokenize (or -f FILE)");
+  cmd->add_option("-f,--file", args->file, "Read the text from FILE ('-' = standard input; one trailing newline removed)");
   cmd->add_flag("--ids", args->ids_only, "Print only the token ids on one line");
   cmd->add_flag("--no-special", args->no_special, "Do not add BOS/EOS");
   cmd->add_flag("--parse-special", args->parse_special, "Turn control-token texts into their ids");
