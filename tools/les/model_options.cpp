@@ -1,0 +1,185 @@
+// Shared model and sampling options of run, chat and bench; see model_options.h.
+#include "les/model_options.h"
+
+#include <sys/resource.h>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <thread>
+
+#include "les/default_model.h"
+
+namespace les::tool {
+namespace {
+
+// The library's log lines: warnings go to stderr; errors are dropped because
+// every failing call's status and message are printed by the tool itself.
+void log_to_stderr(les_log_level level, const char* msg, void* user_data) {
+  if (level == LES_LOG_WARN) std::fprintf(stderr, "les %s: warning: %s\n", static_cast<const char*>(user_data), msg);
+}
+
+}  // namespace
+
+double peak_rss_mib() {
+  struct rusage ru {};
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+#if defined(__APPLE__)
+  return static_cast<double>(ru.ru_maxrss) / (1024.0 * 1024.0);  // bytes
+#else
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // KiB
+#endif
+}
+
+int fail_c(const char* tool, const std::string& what, les_status st, const char* detail, int code) {
+  std::fprintf(stderr, "les %s: %s: %s: %s\n", tool, what.c_str(), les_status_name(st), detail);
+  return code;
+}
+
+void add_model_options(CLI::App* cmd, ModelOptions& o) {
+  cmd->add_option("-m,--model", o.model, "GGUF model file (default: the embedded random-weight tiny qwen3moe)");
+  cmd->add_option("-t,--threads", o.n_threads, "Compute threads (0 = all cores)")->capture_default_str();
+  cmd->add_option("-c,--ctx", o.n_ctx, "Context size in tokens (0 = min(model's, 4096))")->capture_default_str();
+  cmd->add_option("--kv-type", o.kv_type, "KV cache type: f16, q8_0")
+      ->check(CLI::IsMember({"f16", "q8_0"}))
+      ->capture_default_str();
+  cmd->add_option("--budget-mb", o.budget_mb,
+                  "Stream routed experts from the file within this memory budget in MiB (cache + read buffers + "
+                  "scheduler scratch; 0 = all resident)")
+      ->capture_default_str();
+  cmd->add_option("--prefetch-c", o.prefetch_c,
+                  "Lookahead candidates per token, k..2k (-1 = k+2, 0 = on-demand reads only)")
+      ->capture_default_str();
+  cmd->add_option("--io", o.io, "I/O backend for streamed experts: auto, pread, io_uring")
+      ->check(CLI::IsMember({"auto", "pread", "io_uring"}))
+      ->capture_default_str();
+  cmd->add_option("--eviction", o.eviction, "Expert cache eviction: lru, lfu_aged")
+      ->check(CLI::IsMember({"lru", "lfu_aged"}))
+      ->capture_default_str();
+}
+
+int validate_model_options(const char* tool, const ModelOptions& o) {
+  if (o.n_ctx < 0) {
+    std::fprintf(stderr, "les %s: --ctx must be >= 0 (0 = model default), got %d\n", tool, o.n_ctx);
+    return 2;
+  }
+  if (o.n_threads < 0) {
+    std::fprintf(stderr, "les %s: -t must be >= 0 (0 = all cores), got %d\n", tool, o.n_threads);
+    return 2;
+  }
+  // 1 TiB: far beyond any device, and exactly representable in the uint64 byte count.
+  constexpr double kMaxBudgetMib = 1024.0 * 1024.0;
+  if (!std::isfinite(o.budget_mb) || o.budget_mb < 0 || o.budget_mb > kMaxBudgetMib) {
+    std::fprintf(stderr,
+                 "les %s: --budget-mb must be a number in [0, %.0f] (MiB; 0 = all experts resident), got %g\n", tool,
+                 kMaxBudgetMib, o.budget_mb);
+    return 2;
+  }
+  if (o.prefetch_c < -1) {
+    std::fprintf(stderr, "les %s: --prefetch-c must be -1 (k+2), 0 (on-demand reads) or k..2k, got %d\n", tool,
+                 o.prefetch_c);
+    return 2;
+  }
+  return 0;
+}
+
+int open_model(const char* tool, ModelOptions& o, ModelHandle& model, ContextHandle& ctx, bool* streaming) {
+  if (o.model.empty()) {
+    auto def = ensure_default_model();
+    if (!def.ok()) {
+      std::fprintf(stderr, "les %s: embedded default model: %s\n", tool, def.status().to_string().c_str());
+      return 1;
+    }
+    std::fprintf(stderr,
+                 "les %s: no -m given: using the embedded default, a random-weight %s (%d layers, %d experts) at "
+                 "%s%s; its output is not meaningful text\n",
+                 tool, def->preset.arch.c_str(), def->preset.n_layer, def->preset.n_expert, def->path.c_str(),
+                 def->generated ? " (generated now)" : "");
+    o.model = def->path;
+  }
+  const unsigned cores = std::thread::hardware_concurrency();
+  if (cores > 0 && o.n_threads > static_cast<int>(cores))
+    std::fprintf(stderr, "les %s: warning: -t %d is more threads than this machine's %u cores; expect it to be slower\n",
+                 tool, o.n_threads, cores);
+  les_model_params mp = les_model_default_params();
+  mp.n_threads = o.n_threads;
+  mp.log_callback = log_to_stderr;
+  mp.log_user_data = const_cast<char*>(tool);
+  // A positive budget never rounds down to 0 (which would mean "resident"): it
+  // stays positive and is refused below the minimum with the minimum named.
+  mp.expert_budget_bytes = static_cast<uint64_t>(std::ceil(o.budget_mb * 1024.0 * 1024.0));
+  mp.prefetch_candidates = o.prefetch_c;
+  mp.io_backend = o.io == "io_uring" ? LES_IO_IO_URING : o.io == "pread" ? LES_IO_PREAD : LES_IO_AUTO;
+  mp.eviction = o.eviction == "lru" ? LES_EVICTION_LRU : LES_EVICTION_LFU_AGED;
+  if (les_status st = les_model_load(o.model.c_str(), &mp, &model.p); st != LES_OK)
+    return fail_c(tool, "loading " + o.model, st, les_last_error());
+  *streaming = o.budget_mb > 0 && les_model_n_expert(model.p) > 0;
+  if (o.budget_mb > 0 && !*streaming)
+    std::fprintf(stderr, "les %s: note: %s has no routed experts; --budget-mb ignored, all weights resident\n", tool,
+                 o.model.c_str());
+  les_context_params cp = les_context_default_params();
+  cp.n_ctx = o.n_ctx;
+  cp.n_threads = o.n_threads;
+  cp.kv_type = o.kv_type == "q8_0" ? LES_KV_Q8_0 : LES_KV_F16;
+  if (les_status st = les_context_create(model.p, &cp, &ctx.p); st != LES_OK)
+    return fail_c(tool, "creating the context", st, les_last_error(), st == LES_ERR_INVALID_ARGUMENT ? 2 : 1);
+  const int32_t n_ctx_train = les_model_n_ctx_train(model.p);
+  if (n_ctx_train > 0 && les_context_n_ctx(ctx.p) > n_ctx_train)
+    std::fprintf(stderr,
+                 "les %s: warning: n_ctx %d is beyond the model's training context (%d tokens); text past %d tokens "
+                 "may degrade\n",
+                 tool, les_context_n_ctx(ctx.p), n_ctx_train, n_ctx_train);
+  return 0;
+}
+
+void add_sampling_options(CLI::App* cmd, SamplingOptions& o) {
+  cmd->add_option("-n,--n-predict", o.n_predict, "Tokens to generate (-1 = until end of text)")->capture_default_str();
+  cmd->add_option("--temp", o.sp.temperature, "Temperature (0 = greedy)")->capture_default_str();
+  cmd->add_option("--top-k", o.sp.top_k, "Top-k (0 = off)")->capture_default_str();
+  cmd->add_option("--top-p", o.sp.top_p, "Top-p in (0, 1] (1 = off)")->capture_default_str();
+  cmd->add_option("--min-p", o.sp.min_p, "Min-p in [0, 1] (0 = off)")->capture_default_str();
+  cmd->add_option("--repeat-penalty", o.sp.repeat_penalty, "Repetition penalty (1 = off)")->capture_default_str();
+  cmd->add_option("--repeat-last-n", o.repeat_last_n, "Tokens the penalties look back over")->capture_default_str();
+  cmd->add_option("--presence-penalty", o.sp.presence_penalty, "Presence penalty (0 = off)")->capture_default_str();
+  cmd->add_option("--frequency-penalty", o.sp.frequency_penalty, "Frequency penalty (0 = off)")
+      ->capture_default_str();
+  cmd->add_option("-s,--seed", o.seed, "RNG seed (-1 = random)")->capture_default_str();
+  cmd->add_flag("--ignore-eos", o.ignore_eos, "Keep generating past end-of-text tokens");
+  cmd->add_option("--stop", o.stop, "Stop string (repeatable); the text stops before it")->allow_extra_args(false);
+}
+
+int validate_sampling_options(const char* tool, SamplingOptions& o) {
+  if (o.n_predict < -1) {
+    std::fprintf(stderr, "les %s: -n must be >= -1 (-1 = until end of text), got %d\n", tool, o.n_predict);
+    return 2;
+  }
+  o.sp.penalty_last_n = o.repeat_last_n;
+  o.sp.seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : std::random_device{}();
+  if (Status s = validate(o.sp); !s.ok()) {
+    std::fprintf(stderr, "les %s: %s\n", tool, s.message().c_str());
+    return 2;
+  }
+  return 0;
+}
+
+les_generate_params generate_params(const SamplingOptions& o, std::vector<const char*>& stops) {
+  les_generate_params gp = les_generate_default_params();
+  gp.n_predict = o.n_predict;
+  gp.ignore_eos = o.ignore_eos;
+  gp.sampler.temperature = o.sp.temperature;
+  gp.sampler.top_k = o.sp.top_k;
+  gp.sampler.top_p = o.sp.top_p;
+  gp.sampler.min_p = o.sp.min_p;
+  gp.sampler.repeat_penalty = o.sp.repeat_penalty;
+  gp.sampler.presence_penalty = o.sp.presence_penalty;
+  gp.sampler.frequency_penalty = o.sp.frequency_penalty;
+  gp.sampler.penalty_last_n = o.sp.penalty_last_n;
+  gp.sampler.seed = o.sp.seed;
+  stops.clear();
+  for (const std::string& s : o.stop) stops.push_back(s.c_str());
+  gp.stop = stops.empty() ? nullptr : stops.data();
+  gp.n_stop = static_cast<int32_t>(stops.size());
+  return gp;
+}
+
+}  // namespace les::tool

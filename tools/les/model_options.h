@@ -1,0 +1,70 @@
+// The options every subcommand that runs a model shares (`les run`, `les
+// chat`, `les bench`): the model file, threads, context, KV cache type and
+// expert streaming; and the sampling options of run and chat. Registration on
+// a CLI11 subcommand, validation (usage errors, exit 2, before any file is
+// opened) and opening the model and context through les.h.
+//
+// Thread-safety: single-threaded (the tool's main thread).
+#pragma once
+
+#include <les/les.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/sampler.h"
+#include "les/les_handles.h"
+
+namespace les::tool {
+
+struct ModelOptions {
+  std::string model;         // empty: the embedded default model
+  int n_threads = 0;         // 0 = all cores
+  int32_t n_ctx = 0;         // 0 = min(model's, 4096)
+  std::string kv_type = "f16";
+  double budget_mb = 0;      // > 0: stream routed experts through this budget
+  int32_t prefetch_c = -1;
+  std::string io = "auto";
+  std::string eviction = "lfu_aged";
+};
+
+// Adds -m, -t, -c, --kv-type, --budget-mb, --prefetch-c, --io, --eviction.
+void add_model_options(CLI::App* cmd, ModelOptions& o);
+
+// Usage errors: prints "les TOOL: ..." and returns 2; 0 when valid.
+int validate_model_options(const char* tool, const ModelOptions& o);
+
+// Loads the model (the embedded default when o.model is empty, with a note)
+// and creates a context, printing warnings (a context beyond the training
+// length, threads beyond the cores) and errors as "les TOOL: ...". Returns 0,
+// or the exit code (1 runtime error, 2 a budget below the minimum).
+// `streaming` is set when experts are streamed.
+int open_model(const char* tool, ModelOptions& o, ModelHandle& model, ContextHandle& ctx, bool* streaming);
+
+struct SamplingOptions {
+  SamplerParams sp;
+  int64_t seed = -1;  // -1 = random
+  int32_t repeat_last_n = 64;
+  int32_t n_predict = 128;
+  bool ignore_eos = false;
+  std::vector<std::string> stop;
+};
+
+// Adds -n, --temp, --top-k, --top-p, --min-p, the penalties, -s, --ignore-eos, --stop.
+void add_sampling_options(CLI::App* cmd, SamplingOptions& o);
+
+// Usage errors (exit 2) as above; on success fills o.sp.seed (random when -1).
+int validate_sampling_options(const char* tool, SamplingOptions& o);
+
+// les_generate_params for the options; `stops` keeps the C strings alive.
+les_generate_params generate_params(const SamplingOptions& o, std::vector<const char*>& stops);
+
+// Peak resident set size of this process in MiB (getrusage ru_maxrss).
+double peak_rss_mib();
+
+// A failed les.h call: "les TOOL: WHAT: STATUS: DETAIL"; returns `code`.
+int fail_c(const char* tool, const std::string& what, les_status st, const char* detail, int code = 1);
+
+}  // namespace les::tool
