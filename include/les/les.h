@@ -10,6 +10,7 @@
  *   les_context.h   contexts: KV cache, decode, logits, reset/trim, cancel
  *   les_stream.h    expert streaming: run-time budget, streaming statistics
  *   les_generate.h  sampler parameters, generation, its statistics
+ *   les_chat.h      chat templates: messages -> the model's prompt format
  *
  * Conventions
  * - Only opaque handles, fixed-width integers and plain structs cross this
@@ -43,5 +44,6 @@
 #include "les_context.h"
 #include "les_stream.h"
 #include "les_generate.h"
+#include "les_chat.h"
 
 #endif /* LES_H */
