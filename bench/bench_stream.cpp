@@ -57,7 +57,7 @@
 #include "io/aligned_buffer.h"
 #include "io/io_factory.h"
 #include "sched/slot_layout.h"
-#include "sched/streaming_expert_source.h"
+#include "sched/context_factory.h"
 
 namespace {
 
@@ -211,7 +211,6 @@ int main(int argc, char** argv) {
 
   les::ModelParams mp;
   mp.n_threads = a.threads;
-  mp.stream_experts = !a.resident;
   auto model = les::Model::load(a.model, mp);
   if (!model.ok()) return fail("loading " + a.model, model.status());
   const les::Model& m = **model;
@@ -239,29 +238,25 @@ int main(int argc, char** argv) {
   if (!disk_seq.ok()) return fail("disk probe", disk_seq.status());
   const les::Result<double> disk_bw = std::max(*disk_random, *disk_seq);
 
-  std::unique_ptr<les::sched::StreamingExpertSource> src;
+  les::ContextParams cp;
+  cp.n_threads = a.threads;
+  cp.n_ctx = a.prompt + a.warmup + a.tokens + 8;
+  cp.n_batch = a.prompt;
+  les::sched::StreamingParams sp;  // budget 0: resident
   if (!a.resident) {
-    les::sched::StreamingParams sp;
-    sp.budget_bytes = static_cast<size_t>(a.budget_mb * 1024.0 * 1024.0);
+    // A streaming run needs a budget: 0 is refused (not silently resident).
+    sp.budget_bytes = std::max<size_t>(1, static_cast<size_t>(a.budget_mb * 1024.0 * 1024.0));
     sp.prefetch_c = a.prefetch_c;
     sp.io = *io_kind;
     sp.policy = *policy;
     sp.use_direct_io = !a.buffered;
     sp.ready_first = !a.no_ready_first;
-    sp.n_batch_max = a.prompt;
     if (a.prefetch_c == 0) sp.layer0 = les::sched::Layer0Lookahead::none;
-    auto s = les::sched::StreamingExpertSource::create(m, sp);
-    if (!s.ok()) return fail("expert streaming", s.status());
-    src = std::move(s).value();
   }
-  les::ContextParams cp;
-  cp.n_threads = a.threads;
-  cp.n_ctx = a.prompt + a.warmup + a.tokens + 8;
-  cp.n_batch = a.prompt;
-  auto ctx = les::Context::create(m, cp);
+  auto ctx = les::sched::create_context(m, cp, sp);
   if (!ctx.ok()) return fail("context", ctx.status());
   les::Context& c = **ctx;
-  if (src) c.set_expert_source(src.get());
+  les::sched::StreamingExpertSource* src = les::sched::streaming_source(c);
   uint64_t touched_expert_bytes = 0;
   bool counting = false;
   c.set_router_observer([&](const les::RouterObservation& o) {

@@ -44,10 +44,22 @@ if(LIBURING_FOUND)
 endif()
 target_include_directories(les_shared PUBLIC $<BUILD_INTERFACE:${CMAKE_SOURCE_DIR}/include>
                                               $<INSTALL_INTERFACE:include>)
+# The C header's version (include/les/les_common.h) is the project's version.
+file(STRINGS ${CMAKE_SOURCE_DIR}/include/les/les_common.h les_version_lines REGEX "^#define LES_VERSION_(MAJOR|MINOR|PATCH) ")
+string(REGEX REPLACE ".*MAJOR ([0-9]+).*MINOR ([0-9]+).*PATCH ([0-9]+).*" "\\1.\\2.\\3" les_header_version "${les_version_lines}")
+if(NOT les_header_version VERSION_EQUAL PROJECT_VERSION)
+  message(FATAL_ERROR "include/les/les_common.h says version ${les_header_version}, CMakeLists.txt ${PROJECT_VERSION}")
+endif()
+# Before 1.0 every minor version may break the ABI, so the soname carries it (libles.so.0.2).
+if(PROJECT_VERSION_MAJOR EQUAL 0)
+  set(les_soversion ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
+else()
+  set(les_soversion ${PROJECT_VERSION_MAJOR})
+endif()
 set_target_properties(les_shared PROPERTIES
   OUTPUT_NAME les
   VERSION ${PROJECT_VERSION}
-  SOVERSION ${PROJECT_VERSION_MAJOR}
+  SOVERSION ${les_soversion}
   CXX_VISIBILITY_PRESET hidden
   VISIBILITY_INLINES_HIDDEN ON
   LINK_DEPENDS ${CMAKE_SOURCE_DIR}/cmake/les.map)

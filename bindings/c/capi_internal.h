@@ -17,7 +17,7 @@
 #include "core/generate.h"
 #include "core/model/model.h"
 #include "core/tokenizer/tokenizer.h"
-#include "sched/streaming_expert_source.h"
+#include "sched/context_factory.h"
 #include "last_error.h"
 #include "les/les.h"
 #include "util/status.h"
@@ -56,21 +56,34 @@ les_status guarded(const char* fn_name, Fn&& fn, std::string* handle_error = nul
   }
 }
 
-// Copies a caller's versioned params struct (first field uint32_t struct_size)
-// into `out`, which holds our defaults: fields the caller's older struct lacks
-// keep their defaults. A struct_size smaller than the first version's size
-// or larger than ours is invalid_argument.
+// Versioned structs (first field uint32_t struct_size): every struct of les.h
+// that crosses the boundary, in or out, follows one rule: a struct_size from
+// the struct's first version (`first_version_size`) up to this library's
+// sizeof(T) is accepted, and exactly that many bytes are read or written, so
+// a caller compiled against an older header keeps working. Anything else is
+// invalid_argument naming the struct and the accepted range.
+Status check_struct_size(uint32_t size, size_t first_version_size, size_t our_size, const char* type_name);
+
+// In: copies a caller's struct into `out`, which holds our defaults (fields
+// the caller's older struct lacks keep them). NULL `in` keeps the defaults.
 template <typename T>
-Status copy_versioned(const T* in, T& out, size_t first_version_size, const char* type_name) {
+Status copy_versioned_in(const T* in, T& out, size_t first_version_size, const char* type_name) {
   if (in == nullptr) return Status();
-  const uint32_t size = in->struct_size;
-  if (size < first_version_size || size > sizeof(T))
-    return invalid_argument_error(std::string(type_name) + ".struct_size is " + std::to_string(size) +
-                                  "; this library accepts " + std::to_string(first_version_size) + ".." +
-                                  std::to_string(sizeof(T)) + " (use " + type_name +
-                                  " from les_*_default_params())");
-  std::memcpy(static_cast<void*>(&out), static_cast<const void*>(in), size);
+  LES_RETURN_IF_ERROR(check_struct_size(in->struct_size, first_version_size, sizeof(T), type_name));
+  std::memcpy(static_cast<void*>(&out), static_cast<const void*>(in), in->struct_size);
   out.struct_size = sizeof(T);
+  return Status();
+}
+
+// Out: fills the caller's *out (whose struct_size it set) with the first
+// out->struct_size bytes of `full`; struct_size stays the caller's.
+template <typename T>
+Status copy_versioned_out(const T& full, T* out, size_t first_version_size, const char* type_name) {
+  if (out == nullptr) return invalid_argument_error(std::string(type_name) + " pointer is NULL");
+  const uint32_t size = out->struct_size;
+  LES_RETURN_IF_ERROR(check_struct_size(size, first_version_size, sizeof(T), type_name));
+  std::memcpy(static_cast<void*>(out), static_cast<const void*>(&full), size);
+  out->struct_size = size;
   return Status();
 }
 
@@ -81,9 +94,11 @@ struct les_model {
 };
 
 struct les_context {
+  // The Context (built by sched::create_context, owning its expert source)
+  // borrows the model: it is freed first, explicitly, whatever the order of
+  // the members.
+  ~les_context() { ctx.reset(); }
   std::shared_ptr<les::capi::ModelState> model;
-  // Declared before ctx so it is destroyed after it (the Context borrows it).
-  std::unique_ptr<les::sched::StreamingExpertSource> experts;  // null: experts resident
   std::unique_ptr<les::Context> ctx;
   std::string last_error;
   std::atomic<bool> cancel{false};

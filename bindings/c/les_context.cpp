@@ -1,4 +1,5 @@
 // C ABI: contexts (KV cache, decode, logits, reset/trim, cancel) (les.h).
+#include <cstddef>
 #include <cstring>
 #include <string>
 
@@ -8,8 +9,50 @@ using les::capi::fail;
 using les::capi::guarded;
 
 namespace {
-constexpr size_t kContextParamsV1 = sizeof(les_context_params);
+
+// The first les_context_params ended before the streaming fields (0.2 moved
+// them here from les_model_params); a caller of that size runs resident.
+constexpr size_t kContextParamsV1 = offsetof(les_context_params, expert_budget_bytes);
+
+// An enum field read as a raw integer: a caller's out-of-range value must never
+// be loaded as the enum type.
+int32_t raw_enum(const void* field) {
+  int32_t v = 0;
+  std::memcpy(&v, field, sizeof v);
+  return v;
 }
+
+// les_context_params' streaming fields as the scheduler's parameters.
+// Errors: invalid_argument naming a field whose value is not one of its enum's
+// or prefetch_candidates < -1 (c outside [k, 2k] is refused by create_context).
+les::Result<les::sched::StreamingParams> streaming_params(const les_context_params& p) {
+  static_assert(sizeof(p.io_backend) == sizeof(int32_t) && sizeof(p.eviction) == sizeof(int32_t));
+  les::sched::StreamingParams sp;
+  sp.budget_bytes = static_cast<size_t>(p.expert_budget_bytes);
+  if (p.prefetch_candidates < -1)
+    return les::invalid_argument_error("les_context_params.prefetch_candidates is " +
+                                       std::to_string(p.prefetch_candidates) + "; use -1, 0 or k..2k");
+  sp.prefetch_c = p.prefetch_candidates;
+  switch (const int32_t io = raw_enum(&p.io_backend)) {
+    case LES_IO_AUTO: sp.io = les::io::IoBackendKind::automatic; break;
+    case LES_IO_IO_URING: sp.io = les::io::IoBackendKind::io_uring; break;
+    case LES_IO_PREAD: sp.io = les::io::IoBackendKind::pread; break;
+    case LES_IO_DISPATCH_IO: sp.io = les::io::IoBackendKind::dispatch_io; break;
+    default:
+      return les::invalid_argument_error("les_context_params.io_backend " + std::to_string(io) +
+                                         " is not a les_io_backend");
+  }
+  switch (const int32_t ev = raw_enum(&p.eviction)) {
+    case LES_EVICTION_LFU_AGED: sp.policy = les::sched::EvictionPolicy::lfu_aged; break;
+    case LES_EVICTION_LRU: sp.policy = les::sched::EvictionPolicy::lru; break;
+    default:
+      return les::invalid_argument_error("les_context_params.eviction " + std::to_string(ev) +
+                                         " is not a les_eviction_policy");
+  }
+  return sp;
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -21,6 +64,10 @@ les_context_params les_context_default_params(void) {
   p.n_batch = 0;
   p.n_threads = 0;
   p.kv_type = LES_KV_F16;
+  p.expert_budget_bytes = 0;
+  p.prefetch_candidates = -1;
+  p.io_backend = LES_IO_AUTO;
+  p.eviction = LES_EVICTION_LFU_AGED;
   return p;
 }
 
@@ -31,7 +78,7 @@ les_status les_context_create(les_model* model, const les_context_params* params
     if (model == nullptr || !model->state)
       return fail(les::invalid_argument_error("les_context_create: model is NULL"));
     les_context_params p = les_context_default_params();
-    les::Status s = les::capi::copy_versioned(params, p, kContextParamsV1, "les_context_params");
+    les::Status s = les::capi::copy_versioned_in(params, p, kContextParamsV1, "les_context_params");
     if (!s.ok()) return fail(s);
     if (p.n_ctx < 0 || p.n_batch < 0 || p.n_threads < 0)
       return fail(les::invalid_argument_error("les_context_params: n_ctx, n_batch and n_threads must be >= 0"));
@@ -39,42 +86,20 @@ les_status les_context_create(les_model* model, const les_context_params* params
     cp.n_ctx = p.n_ctx;
     cp.n_batch = p.n_batch > 0 ? p.n_batch : 512;
     cp.n_threads = p.n_threads > 0 ? p.n_threads : model->state->params.n_threads;
-    int32_t kv_raw = 0;  // read raw: an out-of-range value must not be loaded as the enum
-    std::memcpy(&kv_raw, &p.kv_type, sizeof kv_raw);
-    switch (kv_raw) {
+    switch (const int32_t kv_raw = raw_enum(&p.kv_type)) {
       case LES_KV_F16: cp.kv_type = les::GgmlType::F16; break;
       case LES_KV_Q8_0: cp.kv_type = les::GgmlType::Q8_0; break;
       default:
         return fail(les::invalid_argument_error("les_context_params.kv_type " + std::to_string(kv_raw) +
                                                 " is not a les_kv_type"));
     }
-    std::unique_ptr<les::sched::StreamingExpertSource> experts;
-    const les_model_params& mp = model->state->params;
-    // A dense model has no routed experts: nothing to stream, it runs resident.
-    if (mp.expert_budget_bytes > 0 && model->state->model->hparams().n_expert > 0) {
-      les::sched::StreamingParams sp;
-      sp.budget_bytes = static_cast<size_t>(mp.expert_budget_bytes);
-      sp.prefetch_c = mp.prefetch_candidates;
-      sp.policy = mp.eviction == LES_EVICTION_LRU ? les::sched::EvictionPolicy::lru
-                                                  : les::sched::EvictionPolicy::lfu_aged;
-      switch (mp.io_backend) {
-        case LES_IO_IO_URING: sp.io = les::io::IoBackendKind::io_uring; break;
-        case LES_IO_PREAD: sp.io = les::io::IoBackendKind::pread; break;
-        case LES_IO_DISPATCH_IO: sp.io = les::io::IoBackendKind::dispatch_io; break;
-        default: sp.io = les::io::IoBackendKind::automatic; break;
-      }
-      sp.n_batch_max = cp.n_batch;
-      auto src = les::sched::StreamingExpertSource::create(*model->state->model, sp);
-      if (!src.ok()) return fail(src.status().with_context("expert streaming"));
-      experts = std::move(src).value();
-    }
-    auto ctx = les::Context::create(*model->state->model, cp);
+    auto sp = streaming_params(p);
+    if (!sp.ok()) return fail(sp.status());
+    auto ctx = les::sched::create_context(*model->state->model, cp, *sp);
     if (!ctx.ok()) return fail(ctx.status());
     auto* handle = new les_context;
     handle->model = model->state;
-    handle->experts = std::move(experts);
     handle->ctx = std::move(ctx).value();
-    if (handle->experts) handle->ctx->set_expert_source(handle->experts.get());
     model->state->logger->debug("context created: n_ctx {}", handle->ctx->n_ctx());
     *out_ctx = handle;
     return LES_OK;

@@ -82,10 +82,10 @@ les_status les_generate(les_context* ctx, const char* prompt, const les_generate
         auto err = [&](const les::Status& s) { return fail(s, &ctx->last_error); };
         if (prompt == nullptr) return err(les::invalid_argument_error("les_generate: prompt is NULL"));
         les_generate_params p = les_generate_default_params();
-        les::Status s = les::capi::copy_versioned(params, p, kGenerateParamsV1, "les_generate_params");
+        les::Status s = les::capi::copy_versioned_in(params, p, kGenerateParamsV1, "les_generate_params");
         if (!s.ok()) return err(s);
         les_sampler_params sp = les_sampler_default_params();
-        s = les::capi::copy_versioned(&p.sampler, sp, kSamplerParamsV1, "les_sampler_params");
+        s = les::capi::copy_versioned_in(&p.sampler, sp, kSamplerParamsV1, "les_sampler_params");
         if (!s.ok()) return err(s);
         if (p.n_stop < 0 || (p.n_stop > 0 && p.stop == nullptr))
           return err(les::invalid_argument_error("les_generate_params: stop is NULL but n_stop > 0"));
@@ -141,13 +141,10 @@ les_status les_context_generate_stats(const les_context* ctx, les_generate_stats
   return guarded("les_context_generate_stats", [&]() -> les_status {
     if (ctx == nullptr || out == nullptr)
       return fail(les::invalid_argument_error("les_context_generate_stats: ctx or out is NULL"));
-    if (out->struct_size < kGenerateStatsV1 || out->struct_size > sizeof(les_generate_stats))
-      return fail(les::invalid_argument_error("les_generate_stats.struct_size is " +
-                                              std::to_string(out->struct_size) + "; set it to sizeof(les_generate_stats)"));
     const les::GenerateStats& s = ctx->last_stats;
     les_generate_stats r;
     std::memset(&r, 0, sizeof r);
-    r.struct_size = out->struct_size;  // the caller's version, which is what gets filled
+    r.struct_size = sizeof r;
     r.n_prompt_tokens = s.n_prompt_tokens;
     r.n_generated = s.n_generated;
     r.prefill_seconds = s.prefill_seconds;
@@ -156,7 +153,8 @@ les_status les_context_generate_stats(const les_context* ctx, les_generate_stats
     r.decode_tokens_per_second = s.decode_tok_per_s();
     r.n_decoded = s.n_decoded;
     r.stop_reason = to_c_stop_reason(s.stop_reason);
-    std::memcpy(out, &r, out->struct_size);
+    les::Status st = les::capi::copy_versioned_out(r, out, kGenerateStatsV1, "les_generate_stats");
+    if (!st.ok()) return fail(st);
     return LES_OK;
   });
 }

@@ -12,32 +12,6 @@
 using les::capi::fail;
 using les::capi::guarded;
 
-namespace les::capi {
-
-les_status to_c_status(StatusCode code) noexcept {
-  switch (code) {
-    case StatusCode::ok: return LES_OK;
-    case StatusCode::invalid_argument: return LES_ERR_INVALID_ARGUMENT;
-    case StatusCode::io: return LES_ERR_IO;
-    case StatusCode::format: return LES_ERR_FORMAT;
-    case StatusCode::unsupported: return LES_ERR_UNSUPPORTED;
-    case StatusCode::out_of_memory: return LES_ERR_OUT_OF_MEMORY;
-    case StatusCode::context_full: return LES_ERR_CONTEXT_FULL;
-    case StatusCode::cancelled: return LES_ERR_CANCELLED;
-    case StatusCode::internal: return LES_ERR_INTERNAL;
-  }
-  return LES_ERR_INTERNAL;
-}
-
-les_status fail(const Status& s, std::string* handle_error) {
-  const std::string msg = s.message();
-  set_last_error(msg);
-  if (handle_error != nullptr) *handle_error = msg;
-  return to_c_status(s.code());
-}
-
-}  // namespace les::capi
-
 namespace {
 
 // Copies `text` NUL-terminated into buf (truncating); returns its full length.
@@ -75,8 +49,9 @@ std::string value_to_text(const les::gguf::Value& v) {
 
 const les::Hparams* hp(const les_model* m) { return m && m->state ? &m->state->model->hparams() : nullptr; }
 
-// The first version of les_model_params ended before the streaming fields.
-constexpr size_t kModelParamsV1 = offsetof(les_model_params, expert_budget_bytes);
+// 0.2 removed the streaming fields: the struct is its first version again
+// (0.1's first version ended where they began).
+constexpr size_t kModelParamsV1 = sizeof(les_model_params);
 
 }  // namespace
 
@@ -90,10 +65,6 @@ les_model_params les_model_default_params(void) {
   p.log_callback = nullptr;
   p.log_user_data = nullptr;
   p.log_level = LES_LOG_WARN;
-  p.expert_budget_bytes = 0;
-  p.prefetch_candidates = -1;
-  p.io_backend = LES_IO_AUTO;
-  p.eviction = LES_EVICTION_LFU_AGED;
   return p;
 }
 
@@ -103,31 +74,16 @@ les_status les_model_load(const char* path, const les_model_params* params, les_
     *out_model = nullptr;
     if (path == nullptr) return fail(les::invalid_argument_error("les_model_load: path is NULL"));
     les_model_params p = les_model_default_params();
-    les::Status s = les::capi::copy_versioned(params, p, kModelParamsV1, "les_model_params");
+    les::Status s = les::capi::copy_versioned_in(params, p, kModelParamsV1, "les_model_params");
     if (!s.ok()) return fail(s);
     if (p.n_threads < 0)
       return fail(les::invalid_argument_error("les_model_params.n_threads is " + std::to_string(p.n_threads) +
                                               "; must be >= 0 (0 = all cores)"));
-    // Enum fields are read as raw integers: a caller's out-of-range value must not be loaded as the enum.
-    int32_t io_raw = 0, eviction_raw = 0;
-    static_assert(sizeof(p.io_backend) == sizeof(int32_t) && sizeof(p.eviction) == sizeof(int32_t));
-    std::memcpy(&io_raw, &p.io_backend, sizeof io_raw);
-    std::memcpy(&eviction_raw, &p.eviction, sizeof eviction_raw);
-    if (io_raw < LES_IO_AUTO || io_raw > LES_IO_DISPATCH_IO)
-      return fail(les::invalid_argument_error("les_model_params.io_backend " + std::to_string(io_raw) +
-                                              " is not a les_io_backend"));
-    if (eviction_raw != LES_EVICTION_LFU_AGED && eviction_raw != LES_EVICTION_LRU)
-      return fail(les::invalid_argument_error("les_model_params.eviction " + std::to_string(eviction_raw) +
-                                              " is not a les_eviction_policy"));
-    if (p.prefetch_candidates < -1)
-      return fail(les::invalid_argument_error("les_model_params.prefetch_candidates is " +
-                                              std::to_string(p.prefetch_candidates) + "; use -1, 0 or k..2k"));
     auto state = std::make_shared<les::capi::ModelState>();
     state->params = p;
     state->logger = les::capi::make_logger(p.log_callback, p.log_user_data, p.log_level);
     les::ModelParams mp;
     mp.n_threads = p.n_threads;
-    mp.stream_experts = p.expert_budget_bytes > 0;
     auto model = les::Model::load(path, mp);
     if (!model.ok()) {
       state->logger->error("cannot load '{}': {}", path, model.status().message());

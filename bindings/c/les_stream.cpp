@@ -10,24 +10,21 @@ using les::capi::guarded;
 
 namespace {
 
-les::Status require_streaming(const les_context* ctx, const char* fn) {
+// The context's streaming source, or an error naming `fn` when it has none.
+les::Result<const les::sched::StreamingExpertSource*> streaming(const les_context* ctx, const char* fn) {
   if (ctx == nullptr) return les::invalid_argument_error(std::string(fn) + ": ctx is NULL");
-  if (!ctx->experts)
+  const les::sched::StreamingExpertSource* src = les::sched::streaming_source(*ctx->ctx);
+  if (src == nullptr)
     return les::invalid_argument_error(std::string(fn) +
-                                       ": this context does not stream experts (load the model with "
-                                       "les_model_params.expert_budget_bytes > 0)");
-  return les::Status();
+                                       ": this context does not stream experts (create it with "
+                                       "les_context_params.expert_budget_bytes > 0 over a model with routed "
+                                       "experts)");
+  return src;
 }
 
-template <typename T>
-les::Status check_out(const T* out, const char* type_name) {
-  if (out == nullptr) return les::invalid_argument_error(std::string(type_name) + " pointer is NULL");
-  if (out->struct_size != sizeof(T))
-    return les::invalid_argument_error(std::string(type_name) + ".struct_size is " +
-                                       std::to_string(out->struct_size) + "; set it to sizeof(" + type_name +
-                                       ") = " + std::to_string(sizeof(T)));
-  return les::Status();
-}
+// Every les_stream_stats / les_stream_layer_stats so far has its first layout.
+constexpr size_t kStreamStatsV1 = sizeof(les_stream_stats);
+constexpr size_t kStreamLayerStatsV1 = sizeof(les_stream_layer_stats);
 
 }  // namespace
 
@@ -35,9 +32,9 @@ extern "C" {
 
 les_status les_context_set_expert_budget(les_context* ctx, uint64_t budget_bytes) {
   return guarded("les_context_set_expert_budget", [&]() -> les_status {
-    les::Status s = require_streaming(ctx, "les_context_set_expert_budget");
-    if (!s.ok()) return fail(s);
-    s = ctx->experts->set_budget(static_cast<size_t>(budget_bytes));
+    auto src = streaming(ctx, "les_context_set_expert_budget");
+    if (!src.ok()) return fail(src.status());
+    les::Status s = les::sched::streaming_source(*ctx->ctx)->set_budget(static_cast<size_t>(budget_bytes));
     if (!s.ok()) return fail(s, &ctx->last_error);
     return LES_OK;
   });
@@ -45,17 +42,15 @@ les_status les_context_set_expert_budget(les_context* ctx, uint64_t budget_bytes
 
 les_status les_context_stream_stats(const les_context* ctx, les_stream_stats* out) {
   return guarded("les_context_stream_stats", [&]() -> les_status {
-    les::Status s = require_streaming(ctx, "les_context_stream_stats");
-    if (!s.ok()) return fail(s);
-    s = check_out(out, "les_stream_stats");
-    if (!s.ok()) return fail(s);
-    const les::sched::SchedStats& st = ctx->experts->stats();
+    auto src = streaming(ctx, "les_context_stream_stats");
+    if (!src.ok()) return fail(src.status());
+    const les::sched::SchedStats& st = (*src)->stats();
     les_stream_stats r;
     std::memset(&r, 0, sizeof r);
     r.struct_size = sizeof r;
-    r.budget_bytes = ctx->experts->budget_bytes();
-    r.n_slots = ctx->experts->n_slots();
-    r.prefetch_candidates = ctx->experts->prefetch_c();
+    r.budget_bytes = (*src)->budget_bytes();
+    r.n_slots = (*src)->n_slots();
+    r.prefetch_candidates = (*src)->prefetch_c();
     r.tokens = st.tokens;
     r.bytes_read = st.bytes_read;
     r.reads_issued = st.reads_issued;
@@ -71,18 +66,17 @@ les_status les_context_stream_stats(const les_context* ctx, les_stream_stats* ou
     r.io_wait_seconds = st.io_wait_s;
     r.io_idle_seconds = st.io_idle_s;
     r.wall_seconds = st.wall_s;
-    *out = r;
+    les::Status s = les::capi::copy_versioned_out(r, out, kStreamStatsV1, "les_stream_stats");
+    if (!s.ok()) return fail(s);
     return LES_OK;
   });
 }
 
 les_status les_context_stream_layer_stats(const les_context* ctx, int32_t layer, les_stream_layer_stats* out) {
   return guarded("les_context_stream_layer_stats", [&]() -> les_status {
-    les::Status s = require_streaming(ctx, "les_context_stream_layer_stats");
-    if (!s.ok()) return fail(s);
-    s = check_out(out, "les_stream_layer_stats");
-    if (!s.ok()) return fail(s);
-    const auto& layers = ctx->experts->stats().layers;
+    auto src = streaming(ctx, "les_context_stream_layer_stats");
+    if (!src.ok()) return fail(src.status());
+    const auto& layers = (*src)->stats().layers;
     if (layer < 0 || static_cast<size_t>(layer) >= layers.size())
       return fail(les::invalid_argument_error("les_context_stream_layer_stats: layer " + std::to_string(layer) +
                                               " is outside [0, " + std::to_string(layers.size()) + ")"));
@@ -95,7 +89,8 @@ les_status les_context_stream_layer_stats(const les_context* ctx, int32_t layer,
     r.cache_misses = L.misses;
     r.recall = L.recall();
     r.precision = L.precision();
-    *out = r;
+    les::Status s = les::capi::copy_versioned_out(r, out, kStreamLayerStatsV1, "les_stream_layer_stats");
+    if (!s.ok()) return fail(s);
     return LES_OK;
   });
 }

@@ -13,22 +13,41 @@ using les_jni::throw_les;
 
 extern "C" {
 
-JNIEXPORT jintArray JNICALL Java_org_les_Native_contextDefaults(JNIEnv* env, jclass) {
+// The defaults of les_context_params in field order (ContextParams reads them by index).
+JNIEXPORT jlongArray JNICALL Java_org_les_Native_contextDefaults(JNIEnv* env, jclass) {
   const les_context_params p = les_context_default_params();
-  const jint values[4] = {p.n_ctx, p.n_batch, p.n_threads, static_cast<jint>(p.kv_type)};
-  jintArray out = env->NewIntArray(4);
-  if (out != nullptr) env->SetIntArrayRegion(out, 0, 4, values);
+  const jlong values[8] = {p.n_ctx,
+                           p.n_batch,
+                           p.n_threads,
+                           static_cast<jlong>(p.kv_type),
+                           static_cast<jlong>(p.expert_budget_bytes),
+                           p.prefetch_candidates,
+                           static_cast<jlong>(p.io_backend),
+                           static_cast<jlong>(p.eviction)};
+  jlongArray out = env->NewLongArray(8);
+  if (out != nullptr) env->SetLongArrayRegion(out, 0, 8, values);
   return out;
 }
 
 JNIEXPORT jlong JNICALL Java_org_les_Native_contextCreate(JNIEnv* env, jclass, jlong model, jint n_ctx,
-                                                          jint n_batch, jint n_threads, jint kv_type) {
+                                                          jint n_batch, jint n_threads, jint kv_type,
+                                                          jlong expert_budget_bytes, jint prefetch_candidates,
+                                                          jint io_backend, jint eviction) {
   return guarded(env, jlong{0}, [&]() -> jlong {
+    if (expert_budget_bytes < 0) {
+      throw_les(env, LES_ERR_INVALID_ARGUMENT, "expertBudgetBytes is negative");
+      return 0;
+    }
     les_context_params p = les_context_default_params();
     p.n_ctx = n_ctx;
     p.n_batch = n_batch;
     p.n_threads = n_threads;
+    // Enum values go through as integers: les_context_create refuses one outside its enum.
     p.kv_type = static_cast<les_kv_type>(kv_type);
+    p.expert_budget_bytes = static_cast<uint64_t>(expert_budget_bytes);
+    p.prefetch_candidates = prefetch_candidates;
+    p.io_backend = static_cast<les_io_backend>(io_backend);
+    p.eviction = static_cast<les_eviction_policy>(eviction);
     les_context* ctx = nullptr;
     les_status st = les_context_create(as_model(model), &p, &ctx);
     if (st != LES_OK) {

@@ -19,9 +19,11 @@
  *   grouped by range). A message naming what went wrong is then available
  *   from `les_last_error()` (thread-local: the calling thread's last error),
  *   and from `les_context_last_error()` for calls on a context.
- * - Parameter structs come from `les_*_default_params()` and carry their
- *   `struct_size`; fields are only ever appended, so a caller compiled against
- *   an older header keeps working.
+ * - Parameter and statistics structs carry their `struct_size` (parameters
+ *   come from `les_*_default_params()`); fields are only ever appended, so a
+ *   caller compiled against an older header of the same ABI keeps working.
+ *   Before 1.0 a minor version may break the ABI (the library's soname then
+ *   changes); CHANGELOG.md lists every break.
  * - Threading: a model is immutable and shared freely across threads; a
  *   context is used from one thread at a time (les_context_cancel() alone may
  *   come from any thread). Each declaration states its own rule.

@@ -29,7 +29,7 @@ extern "C" {
 
 /* API version (semantic versioning of this header). */
 #define LES_VERSION_MAJOR 0
-#define LES_VERSION_MINOR 1
+#define LES_VERSION_MINOR 2
 #define LES_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH, for preprocessor comparisons. */
 #define LES_VERSION_NUMERIC (LES_VERSION_MAJOR * 10000 + LES_VERSION_MINOR * 100 + LES_VERSION_PATCH)

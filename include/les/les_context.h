@@ -17,6 +17,20 @@
 extern "C" {
 #endif
 
+/* I/O backend for streamed experts. AUTO = io_uring where the kernel allows it, else pread. */
+typedef enum les_io_backend {
+  LES_IO_AUTO = 0,
+  LES_IO_IO_URING = 1,   /* Linux io_uring (LES_ERR_UNSUPPORTED where refused or not built) */
+  LES_IO_PREAD = 2,      /* POSIX pread thread pool (everywhere; Android apps) */
+  LES_IO_DISPATCH_IO = 3 /* Apple dispatch_io (LES_ERR_UNSUPPORTED elsewhere) */
+} les_io_backend;
+
+/* Expert cache eviction. LFU_AGED: access frequency halving every 16 tokens; LRU: least recently used. */
+typedef enum les_eviction_policy {
+  LES_EVICTION_LFU_AGED = 0,
+  LES_EVICTION_LRU = 1
+} les_eviction_policy;
+
 typedef enum les_kv_type {
   LES_KV_F16 = 0,
   LES_KV_Q8_0 = 1
@@ -29,13 +43,36 @@ typedef struct les_context_params {
   int32_t n_threads;    /* 0 = the model's n_threads */
   les_kv_type kv_type;  /* KV cache element type; default LES_KV_F16 (LES_KV_Q8_0 gives
                            LES_ERR_UNSUPPORTED where this build lacks it) */
+  /* --- appended in 0.2 (moved from les_model_params): expert streaming (les_stream.h). A caller
+     whose struct_size ends above gets the defaults: experts resident. --- */
+  uint64_t expert_budget_bytes;  /* 0 = routed experts stay in the memory-mapped file (resident);
+                                    > 0 = experts are streamed from the file into this context's expert
+                                    cache of this many bytes (cache slots, read buffers and scratch
+                                    together); les_context_create() refuses a budget below the minimum
+                                    (one layer's selected experts plus buffers) with
+                                    LES_ERR_INVALID_ARGUMENT naming that minimum. Either expert file
+                                    layout (GGUF's or `les repack`'s) is recognised from the file. A
+                                    model without routed experts has nothing to stream: it runs
+                                    resident, and les_context_stream_stats() reports
+                                    LES_ERR_INVALID_ARGUMENT for its contexts. */
+  int32_t prefetch_candidates;   /* lookahead: experts prefetched per layer, the top-c of the next
+                                    layer's router applied to this layer's router input; -1 = top-k + 2
+                                    (default), 0 = no lookahead (on-demand reads), else k <= c <= 2k */
+  les_io_backend io_backend;     /* how expert bytes are read; default LES_IO_AUTO */
+  les_eviction_policy eviction;  /* expert cache eviction; default LES_EVICTION_LFU_AGED */
 } les_context_params;
 
+/* Defaults: struct_size set, n_ctx 0, n_batch 0, n_threads 0, LES_KV_F16, experts resident
+ * (expert_budget_bytes 0), prefetch_candidates -1, LES_IO_AUTO, LES_EVICTION_LFU_AGED. Thread-safe. */
 LES_API les_context_params les_context_default_params(void);
 
 /* Creates a context over `model` (borrowed; keep it alive, see les_model_free).
- * `params` may be NULL. Errors: LES_ERR_INVALID_ARGUMENT (NULL model, bad
- * field), LES_ERR_OUT_OF_MEMORY. On failure *out_ctx is NULL. Thread-safe for
+ * `params` may be NULL (defaults). Errors: LES_ERR_INVALID_ARGUMENT (NULL
+ * model, bad field or enum value, struct_size outside the versions this
+ * library knows, expert budget below the minimum, prefetch_candidates outside
+ * {-1, 0, k..2k}), LES_ERR_UNSUPPORTED (io_backend not available here),
+ * LES_ERR_IO (the model file cannot be opened for streaming),
+ * LES_ERR_OUT_OF_MEMORY. On failure *out_ctx is NULL. Thread-safe for
  * distinct contexts. */
 LES_API les_status les_context_create(les_model *model, const les_context_params *params, les_context **out_ctx);
 

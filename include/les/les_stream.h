@@ -1,9 +1,9 @@
 /*
  * les_stream.h: expert streaming at run time: changing a context's expert
  * budget and reading its streaming statistics (reads, prefetches, cache hits,
- * predictor recall, I/O wait). Applies to contexts of a model loaded with
- * expert_budget_bytes > 0 (les_model.h). Part of the LES C ABI; include
- * <les/les.h>.
+ * predictor recall, I/O wait). Applies to contexts created with
+ * les_context_params.expert_budget_bytes > 0 (les_context.h) over a model with
+ * routed experts. Part of the LES C ABI; include <les/les.h>.
  *
  * Thread-safety: the same rules as the context (one thread at a time).
  */
@@ -53,9 +53,12 @@ typedef struct les_stream_layer_stats {
   double precision;     /* |predicted ∩ selected| / |predicted| */
 } les_stream_layer_stats;
 
-/* Copies the streaming totals / one layer's figures. Errors:
- * LES_ERR_INVALID_ARGUMENT (NULL, wrong struct_size, layer out of range, or a
- * context that does not stream experts). Same thread rules as the context. */
+/* Copies the streaming totals / one layer's figures into *out, whose
+ * struct_size the caller sets: as every versioned struct of les.h, any size
+ * from the struct's first version to this header's is accepted and that many
+ * bytes are filled. Errors: LES_ERR_INVALID_ARGUMENT (NULL, struct_size outside
+ * those versions, layer out of range, or a context that does not stream
+ * experts). Same thread rules as the context. */
 LES_API les_status les_context_stream_stats(const les_context *ctx, les_stream_stats *out);
 LES_API les_status les_context_stream_layer_stats(const les_context *ctx, int32_t layer, les_stream_layer_stats *out);
 

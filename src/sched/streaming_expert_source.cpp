@@ -84,6 +84,7 @@ Result<std::unique_ptr<StreamingExpertSource>> StreamingExpertSource::create(con
   s->backend_ = std::move(backend);
   s->backend_name_ = s->backend_->name();
   LES_ASSIGN_OR_RETURN(s->file_, s->backend_->open_file(model.file().path()));
+  model.release_expert_pages();  // expert bytes come through the reactor from now on
   const size_t cap = static_cast<size_t>(hp.n_layer) * static_cast<size_t>(hp.n_expert);
   s->parts_left_.assign(cap, 0);
   s->slot_error_.resize(cap);

@@ -70,7 +70,8 @@ struct StreamingParams {
   io::IoBackendKind io = io::IoBackendKind::automatic;
   uint32_t queue_depth = 64;
   bool use_direct_io = true;
-  int32_t n_batch_max = 512;          // sizes the scratch counted in the budget
+  int32_t n_batch_max = 512;          // sizes the scratch counted in the budget; sched::create_context
+                                      // sets it to the context's n_batch
   // true: next_ready hands out an expert as soon as its bytes are in, so the
   // MoE layer computes it while other reads are in flight. false: it waits
   // until every requested expert that holds a slot is ready, then hands them
@@ -91,7 +92,9 @@ class StreamingExpertSource final : public ExpertSource {
   // Errors: as create (layout).
   static Result<size_t> min_budget_bytes(const Model& model, const StreamingParams& params);
   // Opens model.file().path() on a new reactor (or on `backend` when given:
-  // tests, fault injection) and allocates the cache. Errors: invalid_argument
+  // tests, fault injection), allocates the cache and releases the model's
+  // expert pages (Model::release_expert_pages). Contexts get one through
+  // sched::create_context (context_factory.h). Errors: invalid_argument
   // (budget below the minimum: the message names it; c outside [k, 2k]),
   // unsupported (no routed experts; backend unavailable), io (cannot open).
   static Result<std::unique_ptr<StreamingExpertSource>> create(const Model& model, const StreamingParams& params,

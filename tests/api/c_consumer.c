@@ -1,9 +1,11 @@
 /* A C99 program that uses LES only through the installed les.h and libles:
- * loads a model, generates greedily and prints the text. It is compiled with
- * -std=c99 -Wall -Wextra -Werror -pedantic against an installed prefix by
- * tests/api/run_c_consumer.sh, which compares the output with llama.cpp's.
+ * loads a model, generates greedily and prints the text, with the routed
+ * experts resident or (BUDGET_MIB > 0) streamed through an expert cache of
+ * that many MiB. It is compiled with -std=c99 -Wall -Wextra -Werror -pedantic
+ * against an installed prefix by tests/api/run_c_consumer.sh, which compares
+ * the output with llama.cpp's.
  *
- * usage: c_consumer MODEL.gguf PROMPT N_PREDICT */
+ * usage: c_consumer MODEL.gguf PROMPT N_PREDICT [BUDGET_MIB] */
 #include <les/les.h>
 
 #include <stdio.h>
@@ -22,16 +24,17 @@ int main(int argc, char **argv) {
   les_model *model = NULL;
   les_context *ctx = NULL;
   les_model_params mp;
+  les_context_params cp;
   les_generate_params gp;
   les_status st;
   int count = 0;
 
-  if (argc != 4) {
-    fprintf(stderr, "usage: %s MODEL.gguf PROMPT N_PREDICT\n", argv[0]);
+  if (argc != 4 && argc != 5) {
+    fprintf(stderr, "usage: %s MODEL.gguf PROMPT N_PREDICT [BUDGET_MIB]\n", argv[0]);
     return 2;
   }
-  if (!les_version_at_least(0, 1)) {
-    fprintf(stderr, "libles %s is older than 0.1\n", les_version());
+  if (!les_version_at_least(0, 2)) { /* 0.2: the expert budget is a context parameter */
+    fprintf(stderr, "libles %s is older than 0.2\n", les_version());
     return 1;
   }
   mp = les_model_default_params();
@@ -41,7 +44,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "load failed: %s: %s\n", les_status_name(st), les_last_error());
     return 1;
   }
-  st = les_context_create(model, NULL, &ctx);
+  cp = les_context_default_params();
+  if (argc == 5) cp.expert_budget_bytes = (uint64_t)strtoull(argv[4], NULL, 10) << 20;
+  st = les_context_create(model, &cp, &ctx);
   if (st != LES_OK) {
     fprintf(stderr, "context failed: %s\n", les_last_error());
     les_model_free(model);

@@ -267,17 +267,26 @@ TEST_CASE("C API: log callback receives the library's log lines", "[api]") {
   les_model_free(m);
 }
 
+namespace {
+// Streaming settings for the trained F16 fixture: 4 MiB of its 25 MiB of experts, c = k + 2, pread.
+les_context_params streaming_params() {
+  les_context_params cp = les_context_default_params();
+  cp.expert_budget_bytes = 4u << 20;
+  cp.prefetch_candidates = 6;
+  cp.io_backend = LES_IO_PREAD;
+  return cp;
+}
+}  // namespace
+
 TEST_CASE("C API: streamed experts give the resident text; budget and statistics", "[api][stream]") {
   LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
   les_model_params mp = les_model_default_params();
   mp.n_threads = 2;
-  mp.expert_budget_bytes = 4u << 20;  // 4 MiB of the model's 25 MiB of experts
-  mp.prefetch_candidates = 6;         // k + 2
-  mp.io_backend = LES_IO_PREAD;
   les_model* m = nullptr;
   REQUIRE(les_model_load(path.c_str(), &mp, &m) == LES_OK);
+  const les_context_params cp = streaming_params();
   les_context* c = nullptr;
-  REQUIRE(les_context_create(m, nullptr, &c) == LES_OK);
+  REQUIRE(les_context_create(m, &cp, &c) == LES_OK);
 
   les_generate_params gp = les_generate_default_params();
   gp.n_predict = 8;
@@ -307,8 +316,16 @@ TEST_CASE("C API: streamed experts give the resident text; budget and statistics
   CHECK(ls.recall >= 0.0);
   CHECK(ls.recall <= 1.0);
   CHECK(les_context_stream_layer_stats(c, 8, &ls) == LES_ERR_INVALID_ARGUMENT);
+  // The struct_size rule of every versioned struct: smaller than the first version or
+  // larger than this library's is refused, naming the struct.
   st.struct_size = 8;
   CHECK(les_context_stream_stats(c, &st) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(les_last_error()).find("les_stream_stats.struct_size is 8") != std::string::npos);
+  st.struct_size = sizeof st + 8;
+  CHECK(les_context_stream_stats(c, &st) == LES_ERR_INVALID_ARGUMENT);
+  ls.struct_size = 4;
+  CHECK(les_context_stream_layer_stats(c, 0, &ls) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(les_context_stream_stats(c, nullptr) == LES_ERR_INVALID_ARGUMENT);
 
   // The budget can be lowered at run time; below the minimum it is refused, naming it.
   CHECK(les_context_set_expert_budget(c, 2u << 20) == LES_OK);
@@ -322,29 +339,68 @@ TEST_CASE("C API: streamed experts give the resident text; budget and statistics
   REQUIRE(les_generate(c, "The castle stood upon a rock, and the", &gp, collect, &col2) == LES_OK);
   CHECK(col2.text == col.text);
   les_context_free(c);
+  les_model_free(m);
+}
 
-  // A budget below the minimum, or c outside [k, 2k], is refused at context creation.
-  les_model_free(m);
-  mp.expert_budget_bytes = 4096;
-  REQUIRE(les_model_load(path.c_str(), &mp, &m) == LES_OK);
-  c = nullptr;
-  CHECK(les_context_create(m, nullptr, &c) == LES_ERR_INVALID_ARGUMENT);
-  CHECK(c == nullptr);
-  CHECK(std::string(les_last_error()).find("minimum") != std::string::npos);
-  les_model_free(m);
-  mp.expert_budget_bytes = 4u << 20;
-  mp.prefetch_candidates = 100;
-  REQUIRE(les_model_load(path.c_str(), &mp, &m) == LES_OK);
-  CHECK(les_context_create(m, nullptr, &c) == LES_ERR_INVALID_ARGUMENT);
-  les_model_free(m);
+TEST_CASE("C API: one model, a streaming and a resident context side by side give the same text",
+          "[api][stream]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  les_model* m = nullptr;
+  REQUIRE(les_model_load(path.c_str(), nullptr, &m) == LES_OK);
+  const les_context_params cp = streaming_params();
+  les_context* streamed = nullptr;
+  les_context* resident = nullptr;
+  REQUIRE(les_context_create(m, &cp, &streamed) == LES_OK);
+  REQUIRE(les_context_create(m, nullptr, &resident) == LES_OK);
+  les_model_free(m);  // the contexts keep the weights
+  les_generate_params gp = les_generate_default_params();
+  gp.n_predict = 8;
+  gp.ignore_eos = true;
+  gp.sampler.temperature = 0.0f;
+  Collect a, b;
+  REQUIRE(les_generate(streamed, "The castle stood upon a rock, and the", &gp, collect, &a) == LES_OK);
+  REQUIRE(les_generate(resident, "The castle stood upon a rock, and the", &gp, collect, &b) == LES_OK);
+  CHECK(a.text == " sun was now heard, that the sun");
+  CHECK(b.text == a.text);
+  les_stream_stats st;
+  st.struct_size = sizeof st;
+  CHECK(les_context_stream_stats(streamed, &st) == LES_OK);
+  CHECK(les_context_stream_stats(resident, &st) == LES_ERR_INVALID_ARGUMENT);
+  les_context_free(streamed);
+  les_context_free(resident);
+}
 
-  // Bad enum values are rejected at load.
-  mp = les_model_default_params();
-  mp.io_backend = static_cast<les_io_backend>(42);
-  CHECK(les_model_load(path.c_str(), &mp, &m) == LES_ERR_INVALID_ARGUMENT);
-  mp = les_model_default_params();
-  mp.eviction = static_cast<les_eviction_policy>(-3);
-  CHECK(les_model_load(path.c_str(), &mp, &m) == LES_ERR_INVALID_ARGUMENT);
+TEST_CASE("C API: bad streaming settings are refused at context creation, naming the field", "[api][stream]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  les_model* m = nullptr;
+  REQUIRE(les_model_load(path.c_str(), nullptr, &m) == LES_OK);
+  auto refused = [&](const les_context_params& cp, const char* needle) {
+    les_context* c = reinterpret_cast<les_context*>(&m);  // must be reset to NULL
+    const les_status st = les_context_create(m, &cp, &c);
+    CHECK(c == nullptr);
+    const std::string msg = les_last_error();
+    INFO(msg);
+    CHECK(msg.find(needle) != std::string::npos);
+    return st;
+  };
+  les_context_params cp = streaming_params();
+  cp.expert_budget_bytes = 4096;  // below the minimum, which the message names
+  CHECK(refused(cp, "minimum") == LES_ERR_INVALID_ARGUMENT);
+  cp = streaming_params();
+  cp.prefetch_candidates = 100;  // outside [k, 2k]
+  CHECK(refused(cp, "[k, 2k]") == LES_ERR_INVALID_ARGUMENT);
+  cp.prefetch_candidates = -2;
+  CHECK(refused(cp, "prefetch_candidates") == LES_ERR_INVALID_ARGUMENT);
+  cp = streaming_params();
+  cp.io_backend = static_cast<les_io_backend>(42);
+  CHECK(refused(cp, "io_backend 42") == LES_ERR_INVALID_ARGUMENT);
+  cp = streaming_params();
+  cp.eviction = static_cast<les_eviction_policy>(-3);
+  CHECK(refused(cp, "eviction -3") == LES_ERR_INVALID_ARGUMENT);
+  cp = streaming_params();
+  cp.struct_size = sizeof cp + 4;  // a newer caller than this library
+  CHECK(refused(cp, "les_context_params.struct_size") == LES_ERR_INVALID_ARGUMENT);
+  les_model_free(m);
 }
 
 TEST_CASE("C API: streaming calls on a resident context are refused", "[api][stream]") {
@@ -361,12 +417,11 @@ TEST_CASE("C API: streaming calls on a resident context are refused", "[api][str
 
 TEST_CASE("C API: a dense model with an expert budget has nothing to stream and runs resident", "[api][stream]") {
   LES_REQUIRE_FIXTURE(path, "synthetic/llama-dense-Q4_K_M.gguf");
-  les_model_params mp = les_model_default_params();
-  mp.expert_budget_bytes = 4u << 20;
   Loaded l;
-  REQUIRE(les_model_load(path.c_str(), &mp, &l.model) == LES_OK);
+  REQUIRE(les_model_load(path.c_str(), nullptr, &l.model) == LES_OK);
   CHECK(les_model_n_expert(l.model) == 0);
   les_context_params cp = les_context_default_params();
+  cp.expert_budget_bytes = 4u << 20;
   REQUIRE(les_context_create(l.model, &cp, &l.ctx) == LES_OK);
   les_token ids[16];
   int32_t n = 0;
@@ -378,18 +433,33 @@ TEST_CASE("C API: a dense model with an expert budget has nothing to stream and 
   CHECK(les_context_stream_stats(l.ctx, &st) == LES_ERR_INVALID_ARGUMENT);
 }
 
-TEST_CASE("C API: a caller built against the first les_model_params still loads", "[api]") {
+TEST_CASE("C API: a caller built against the first les_context_params gets resident experts", "[api]") {
   LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
-  les_model_params p = les_model_default_params();
-  p.struct_size = static_cast<uint32_t>(offsetof(les_model_params, expert_budget_bytes));
-  p.expert_budget_bytes = 12345;  // beyond the old struct: must be ignored (defaults used)
   les_model* m = nullptr;
-  REQUIRE(les_model_load(path.c_str(), &p, &m) == LES_OK);
+  REQUIRE(les_model_load(path.c_str(), nullptr, &m) == LES_OK);
+  les_context_params p = streaming_params();
+  p.struct_size = static_cast<uint32_t>(offsetof(les_context_params, expert_budget_bytes));
+  // The streaming fields lie beyond the old struct: they must be ignored (defaults used).
   les_context* c = nullptr;
-  REQUIRE(les_context_create(m, nullptr, &c) == LES_OK);
+  REQUIRE(les_context_create(m, &p, &c) == LES_OK);
   les_stream_stats st;
   st.struct_size = sizeof st;
   CHECK(les_context_stream_stats(c, &st) == LES_ERR_INVALID_ARGUMENT);  // resident: the default
   les_context_free(c);
+  les_model_free(m);
+}
+
+TEST_CASE("C API: a 0.1 les_model_params that still held the streaming fields is refused, naming struct_size",
+          "[api]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  // 0.1's struct: these fields, then uint64 budget, int32 c, two int32 enums.
+  les_model_params p = les_model_default_params();
+  p.struct_size = static_cast<uint32_t>(sizeof(les_model_params) + sizeof(uint64_t) + 3 * sizeof(int32_t));
+  les_model* m = nullptr;
+  CHECK(les_model_load(path.c_str(), &p, &m) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(m == nullptr);
+  CHECK(std::string(les_last_error()).find("les_model_params.struct_size") != std::string::npos);
+  p.struct_size = sizeof p;
+  REQUIRE(les_model_load(path.c_str(), &p, &m) == LES_OK);
   les_model_free(m);
 }

@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "core/synth/synth_model.h"
-#include "sched/streaming_expert_source.h"
+#include "sched/context_factory.h"
 #include "sched_test_util.h"
 #include "support/fixtures.h"
 
@@ -45,28 +45,31 @@ std::vector<int32_t> validation_tokens(const Model& m, size_t n) {
 }
 
 struct Streamed {
+  Streamed() = default;
+  Streamed(Streamed&&) = default;
+  ~Streamed() { ctx.reset(); }  // the context borrows the model: freed first, explicitly
   std::unique_ptr<Model> model;
-  std::unique_ptr<StreamingExpertSource> src;
   std::unique_ptr<Context> ctx;
+  StreamingExpertSource* src = nullptr;  // ctx's own (sched::streaming_source)
 };
 
-Streamed open_streamed(const std::string& path, const StreamingParams& sp) {
-  Streamed s;
-  ModelParams mp;
-  mp.stream_experts = true;
-  auto m = Model::load(path, mp);
-  REQUIRE(m.ok());
-  s.model = std::move(m).value();
-  auto src = StreamingExpertSource::create(*s.model, sp);
-  REQUIRE(src.ok());
-  s.src = std::move(src).value();
+ContextParams streamed_context_params() {
   ContextParams cp;
   cp.n_ctx = 256;
   cp.n_batch = 256;
-  auto ctx = Context::create(*s.model, cp);
+  return cp;
+}
+
+Streamed open_streamed(const std::string& path, const StreamingParams& sp) {
+  Streamed s;
+  auto m = Model::load(path, {});
+  REQUIRE(m.ok());
+  s.model = std::move(m).value();
+  auto ctx = create_context(*s.model, streamed_context_params(), sp);
   REQUIRE(ctx.ok());
   s.ctx = std::move(ctx).value();
-  s.ctx->set_expert_source(s.src.get());
+  s.src = streaming_source(*s.ctx);
+  REQUIRE(s.src != nullptr);
   return s;
 }
 
@@ -121,7 +124,7 @@ TEST_CASE("eviction policies and layer-0 predictors, token-by-token decode (trai
     sp.layer0 = l0;
     sp.io = io::IoBackendKind::pread;
     Streamed probe = open_streamed(path, {.budget_bytes = size_t{256} << 20});
-    auto min = StreamingExpertSource::min_budget_bytes(*probe.model, sp);
+    auto min = min_expert_budget_bytes(*probe.model, streamed_context_params(), sp);
     REQUIRE(min.ok());
     sp.budget_bytes = *min + (slots - 4) * probe.src->layout().slot_bytes();
     Streamed s = open_streamed(path, sp);

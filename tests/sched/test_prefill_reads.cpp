@@ -6,7 +6,7 @@
 
 #include <set>
 
-#include "sched/streaming_expert_source.h"
+#include "sched/context_factory.h"
 #include "sched_test_util.h"
 #include "support/fixtures.h"
 
@@ -15,25 +15,22 @@ using namespace les::sched;
 
 TEST_CASE("prefill reads each routed expert of a chunk once", "[sched]") {
   LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
-  ModelParams mp;
-  mp.stream_experts = true;
-  auto m = Model::load(path, mp);
+  auto m = Model::load(path, {});
   REQUIRE(m.ok());
   for (int32_t n_batch : {64, 16}) {
     DYNAMIC_SECTION("n_batch " << n_batch) {
       StreamingParams sp;
       sp.prefetch_c = 0;
       sp.io = io::IoBackendKind::pread;
-      auto min = StreamingExpertSource::min_budget_bytes(**m, sp);
-      REQUIRE(min.ok());
-      sp.budget_bytes = *min;
-      auto src = StreamingExpertSource::create(**m, sp);
-      REQUIRE(src.ok());
       ContextParams cp;
       cp.n_batch = n_batch;
-      auto ctx = Context::create(**m, cp);
+      auto min = min_expert_budget_bytes(**m, cp, sp);
+      REQUIRE(min.ok());
+      sp.budget_bytes = *min;
+      auto ctx = create_context(**m, cp, sp);
       REQUIRE(ctx.ok());
-      (*ctx)->set_expert_source(src->get());
+      const StreamingExpertSource* src = streaming_source(**ctx);
+      REQUIRE(src != nullptr);
       uint64_t distinct_per_chunk = 0;
       std::set<std::pair<int32_t, int32_t>> seen;
       int32_t last_layer = -1;
@@ -48,7 +45,7 @@ TEST_CASE("prefill reads each routed expert of a chunk once", "[sched]") {
       const std::vector<int32_t> prompt = test::test_prompt((*m)->hparams().n_vocab, 64);
       REQUIRE((*ctx)->decode(prompt).ok());
       distinct_per_chunk += seen.size();
-      const SchedStats& s = (*src)->stats();
+      const SchedStats& s = src->stats();
       INFO("distinct (layer, expert) per chunk summed " << distinct_per_chunk << ", demand reads " << s.demand_experts);
       CHECK(s.prefetch_experts == 0);
       CHECK(s.misses() + s.hits() + s.inflight_hits() == distinct_per_chunk);

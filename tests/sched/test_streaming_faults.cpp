@@ -1,4 +1,5 @@
-// Streaming under faults and limits: EIO fails the decode with a clear io
+// Streaming contexts (sched::create_context) under faults and limits: one
+// model serves streaming and resident contexts alike; EIO fails the decode with a clear io
 // error and the context stays usable (the next decode gives the resident
 // logits); short reads and EAGAIN give identical logits; a budget below the
 // minimum is refused with the minimum in the message; set_budget shrinks at
@@ -12,7 +13,7 @@
 
 #include "core/gguf/gguf_reader.h"
 #include "io/fault_injecting_backend.h"
-#include "sched/streaming_expert_source.h"
+#include "sched/context_factory.h"
 #include "sched_test_util.h"
 #include "support/fixtures.h"
 
@@ -30,10 +31,8 @@ std::vector<float> resident_logits(const std::string& path, const std::vector<in
   return {(*ctx)->logits_all().begin(), (*ctx)->logits_all().end()};
 }
 
-std::unique_ptr<Model> streamed_model(const std::string& path) {
-  ModelParams mp;
-  mp.stream_experts = true;
-  auto m = Model::load(path, mp);
+std::unique_ptr<Model> load_model(const std::string& path) {
+  auto m = Model::load(path, {});
   REQUIRE(m.ok());
   return std::move(m).value();
 }
@@ -49,20 +48,69 @@ uint64_t proc_status_kib(const char* key) {
 
 }  // namespace
 
-TEST_CASE("streaming: a model loaded with stream_experts refuses the resident path clearly", "[sched]") {
+TEST_CASE("create_context: one model serves a streaming and a resident context with identical logits", "[sched]") {
   LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
-  auto m = streamed_model(path);
-  auto ctx = Context::create(*m, {});
-  REQUIRE(ctx.ok());
-  const int32_t t[2] = {1, 100};
-  Status st = (*ctx)->decode(t);
-  CHECK(st.code() == StatusCode::invalid_argument);
-  CHECK_THAT(st.message(), Catch::Contains("stream_experts"));
+  auto m = load_model(path);
+  const std::vector<int32_t> prompt = test::test_prompt(m->hparams().n_vocab, 12);
+  StreamingParams sp;
+  sp.io = io::IoBackendKind::pread;
+  auto min = min_expert_budget_bytes(*m, {}, sp);
+  REQUIRE(min.ok());
+  sp.budget_bytes = *min;
+  auto streamed = create_context(*m, {}, sp);
+  REQUIRE(streamed.ok());
+  REQUIRE(streaming_source(**streamed) != nullptr);
+  auto resident = create_context(*m, {});  // budget 0: the model's resident experts
+  REQUIRE(resident.ok());
+  CHECK(streaming_source(**resident) == nullptr);
+  // Interleaved on one model: the streaming context released the expert pages
+  // of the mapping, the resident one faults them back in; both are exact.
+  REQUIRE((*streamed)->decode(prompt, true).ok());
+  REQUIRE((*resident)->decode(prompt, true).ok());
+  CHECK(test::same_bits({(*streamed)->logits_all().begin(), (*streamed)->logits_all().end()},
+                        {(*resident)->logits_all().begin(), (*resident)->logits_all().end()}));
+  CHECK(streaming_source(**streamed)->stats().demand_experts > 0);
+}
+
+TEST_CASE("create_context: a dense model or a zero budget runs resident; bad settings are refused", "[sched]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  LES_REQUIRE_FIXTURE(dense_path, "synthetic/llama-dense-Q4_K_M.gguf");
+  auto m = load_model(path);
+  auto dense = load_model(dense_path);
+  StreamingParams sp;
+  sp.budget_bytes = 1u << 30;
+  CHECK_FALSE(streams_experts(*dense, sp));
+  auto d = create_context(*dense, {}, sp);
+  REQUIRE(d.ok());
+  CHECK(streaming_source(**d) == nullptr);
+  // A backend for a context that does not stream is a caller's mistake.
+  auto backend = io::create_io_backend(io::IoBackendKind::pread, {});
+  REQUIRE(backend.ok());
+  auto refused = create_context(*dense, {}, sp, std::move(backend).value());
+  CHECK(refused.status().code() == StatusCode::invalid_argument);
+  // The context's own checks come first; streaming errors carry "expert streaming".
+  ContextParams bad;
+  bad.n_batch = 0;
+  CHECK(create_context(*m, bad, sp).status().code() == StatusCode::invalid_argument);
+  auto min = min_expert_budget_bytes(*m, {}, sp);
+  REQUIRE(min.ok());
+  sp.budget_bytes = *min - 1;
+  auto small = create_context(*m, {}, sp);
+  CHECK(small.status().code() == StatusCode::invalid_argument);
+  CHECK_THAT(small.status().message(), Catch::Contains("expert streaming") && Catch::Contains(std::to_string(*min)));
+  // The scheduler's scratch follows the context's n_batch: a smaller chunk needs a smaller minimum.
+  ContextParams cp16;
+  cp16.n_batch = 16;
+  auto min16 = min_expert_budget_bytes(*m, cp16, sp);
+  REQUIRE(min16.ok());
+  CHECK(*min16 < *min);
+  sp.budget_bytes = *min16;
+  CHECK(create_context(*m, cp16, sp).ok());
 }
 
 TEST_CASE("streaming: a budget below the minimum is refused, naming the minimum", "[sched]") {
   LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
-  auto m = streamed_model(path);
+  auto m = load_model(path);
   StreamingParams sp;
   auto min = StreamingExpertSource::min_budget_bytes(*m, sp);
   REQUIRE(min.ok());
@@ -84,7 +132,7 @@ TEST_CASE("streaming: a budget below the minimum is refused, naming the minimum"
 TEST_CASE("streaming: short reads and EAGAIN give identical logits; EIO fails cleanly and the context recovers",
           "[sched]") {
   LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
-  auto m = streamed_model(path);
+  auto m = load_model(path);
   const std::vector<int32_t> prompt = test::test_prompt(m->hparams().n_vocab, 12);
   const std::vector<float> want = resident_logits(path, prompt);
   for (io::IoBackendKind kind : {io::IoBackendKind::pread, io::IoBackendKind::io_uring}) {
@@ -103,14 +151,13 @@ TEST_CASE("streaming: short reads and EAGAIN give identical logits; EIO fails cl
       REQUIRE(fb.ok());
       io::FaultInjectingBackend* faults = fb->get();
       StreamingParams sp;
-      auto min = StreamingExpertSource::min_budget_bytes(*m, sp);
+      auto min = min_expert_budget_bytes(*m, {}, sp);
       REQUIRE(min.ok());
       sp.budget_bytes = *min + 8 * 110592;
-      auto src = StreamingExpertSource::create(*m, sp, std::move(fb).value());
-      REQUIRE(src.ok());
-      auto ctx = Context::create(*m, {});
+      auto ctx = create_context(*m, {}, sp, std::move(fb).value());
       REQUIRE(ctx.ok());
-      (*ctx)->set_expert_source(src->get());
+      StreamingExpertSource* src = streaming_source(**ctx);
+      REQUIRE(src != nullptr);
       REQUIRE((*ctx)->decode(prompt, true).ok());
       CHECK(test::same_bits({(*ctx)->logits_all().begin(), (*ctx)->logits_all().end()}, want));
       CHECK(faults->counts().short_reads > 0);
@@ -129,7 +176,7 @@ TEST_CASE("streaming: short reads and EAGAIN give identical logits; EIO fails cl
       Status again = (*ctx)->decode(prompt, true);
       INFO(again.to_string());
       REQUIRE(again.ok());
-      CHECK((*src)->stats().read_errors > 0);  // the failed batch is counted once the next one starts
+      CHECK(src->stats().read_errors > 0);  // the failed batch is counted once the next one starts
       CHECK(test::same_bits({(*ctx)->logits_all().begin(), (*ctx)->logits_all().end()}, want));
     }
   }
@@ -137,23 +184,22 @@ TEST_CASE("streaming: short reads and EAGAIN give identical logits; EIO fails cl
 
 TEST_CASE("streaming: set_budget shrinks the cache at run time and results stay identical", "[sched]") {
   LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
-  auto m = streamed_model(path);
+  auto m = load_model(path);
   const std::vector<int32_t> prompt = test::test_prompt(m->hparams().n_vocab, 10);
   const std::vector<float> want = resident_logits(path, prompt);
   StreamingParams sp;
   sp.io = io::IoBackendKind::pread;
-  auto min = StreamingExpertSource::min_budget_bytes(*m, sp);
+  auto min = min_expert_budget_bytes(*m, {}, sp);
   REQUIRE(min.ok());
   sp.budget_bytes = *min + 200 * 110592;
-  auto src = StreamingExpertSource::create(*m, sp);
-  REQUIRE(src.ok());
-  auto ctx = Context::create(*m, {});
+  auto ctx = create_context(*m, {}, sp);
   REQUIRE(ctx.ok());
-  (*ctx)->set_expert_source(src->get());
+  StreamingExpertSource* src = streaming_source(**ctx);
+  REQUIRE(src != nullptr);
   REQUIRE((*ctx)->decode(prompt, true).ok());
   const uint64_t rss_full = proc_status_kib("VmRSS:");
-  REQUIRE((*src)->set_budget(*min).ok());
-  CHECK((*src)->n_slots() == 4);
+  REQUIRE(src->set_budget(*min).ok());
+  CHECK(src->n_slots() == 4);
   const uint64_t rss_small = proc_status_kib("VmRSS:");
   INFO("VmRSS " << rss_full << " -> " << rss_small);
   CHECK(rss_small + 100 * 110592 < rss_full);  // the freed slots left the resident set at once
@@ -169,25 +215,20 @@ TEST_CASE("streaming: peak RSS <= dense + KV + budget + 64 MiB (measured in a ch
   if (pid == 0) {
     // Child: no Catch macros; the exit code carries the verdict.
     const uint64_t base = proc_status_kib("VmRSS:");
-    ModelParams mp;
-    mp.stream_experts = true;
-    auto m = Model::load(path, mp);
+    auto m = Model::load(path, {});
     if (!m.ok()) _exit(10);
     uint64_t expert_bytes = 0, file_bytes = (*m)->file().file_size();
     for (const LayerWeights& l : (*m)->weights().layers)
       for (const WeightView* v : {&l.gate_exps, &l.up_exps, &l.down_exps})
         expert_bytes += v->slab_bytes() * static_cast<uint64_t>(v->ne[2]);
     StreamingParams sp;
-    auto min = StreamingExpertSource::min_budget_bytes(**m, sp);
-    if (!min.ok()) _exit(11);
-    sp.budget_bytes = *min;
-    auto src = StreamingExpertSource::create(**m, sp);
-    if (!src.ok()) _exit(12);
     ContextParams cp;
     cp.n_ctx = 128;
-    auto ctx = Context::create(**m, cp);
+    auto min = min_expert_budget_bytes(**m, cp, sp);
+    if (!min.ok()) _exit(11);
+    sp.budget_bytes = *min;
+    auto ctx = create_context(**m, cp, sp);
     if (!ctx.ok()) _exit(13);
-    (*ctx)->set_expert_source(src->get());
     const std::vector<int32_t> prompt = test::test_prompt((*m)->hparams().n_vocab, 32);
     if (!(*ctx)->decode(prompt).ok()) _exit(14);
     for (int i = 0; i < 16; ++i) {

@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/gguf/expert_repack.h"
-#include "sched/streaming_expert_source.h"
+#include "sched/context_factory.h"
 #include "sched_test_util.h"
 #include "support/fixtures.h"
 
@@ -38,21 +38,18 @@ Reference reference_run(const std::string& path, int n_prompt, int n_steps, int3
 // Streams with the given parameters and checks every logit row against `ref`.
 void check_streaming(const std::string& path, const Reference& ref, StreamingParams sp, int32_t n_batch,
                      SchedStats* stats_out = nullptr) {
-  ModelParams mp;
-  mp.stream_experts = true;
-  auto m = Model::load(path, mp);
+  auto m = Model::load(path, {});
   REQUIRE(m.ok());
-  auto src = StreamingExpertSource::create(**m, sp);
-  if (!src.ok() && src.status().code() == StatusCode::unsupported && sp.io == io::IoBackendKind::io_uring) {
-    WARN("io_uring unavailable here: " << src.status().to_string());
-    return;
-  }
-  REQUIRE(src.ok());
   ContextParams cp;
   cp.n_batch = n_batch;
-  auto ctx = Context::create(**m, cp);
+  auto ctx = create_context(**m, cp, sp);
+  if (!ctx.ok() && ctx.status().code() == StatusCode::unsupported && sp.io == io::IoBackendKind::io_uring) {
+    WARN("io_uring unavailable here: " << ctx.status().to_string());
+    return;
+  }
   REQUIRE(ctx.ok());
-  (*ctx)->set_expert_source(src->get());
+  const StreamingExpertSource* src = streaming_source(**ctx);
+  REQUIRE(src != nullptr);
   test::RunLogits got;
   Status st = test::run_logits(**ctx, ref.prompt, static_cast<int>(ref.logits.fed.size()), &ref.logits.fed, &got);
   INFO(st.to_string());
@@ -63,10 +60,10 @@ void check_streaming(const std::string& path, const Reference& ref, StreamingPar
     INFO("decode step " << i);
     CHECK(test::same_bits(got.steps[i], ref.logits.steps[i]));
   }
-  const SchedStats& s = (*src)->stats();
+  const SchedStats& s = src->stats();
   CHECK(s.batches == (ref.prompt.size() + n_batch - 1) / n_batch + ref.logits.fed.size());
   CHECK(s.hits() + s.inflight_hits() + s.misses() > 0);
-  const uint64_t reads_per_expert = (*src)->layout().contiguous() ? 1 : 3;
+  const uint64_t reads_per_expert = src->layout().contiguous() ? 1 : 3;
   CHECK(s.reads_issued == reads_per_expert * (s.demand_experts + s.prefetch_experts));
   if (stats_out) *stats_out = s;
 }
@@ -76,7 +73,7 @@ void matrix_for(const std::string& path) {
   const Hparams& hp = ref.model->hparams();
   const int32_t k = hp.n_expert_used;
   StreamingParams base;
-  auto min = StreamingExpertSource::min_budget_bytes(*ref.model, base);
+  auto min = min_expert_budget_bytes(*ref.model, {}, base);
   REQUIRE(min.ok());
   auto layout = SlotLayout::from_model(*ref.model, 4096);
   REQUIRE(layout.ok());
@@ -130,7 +127,9 @@ TEST_CASE("streaming logits are bit-identical to resident: synthetic qwen3moe Q4
 TEST_CASE("streaming: chunked prefill, no lookahead, lru, embeddings layer-0 predictor", "[sched]") {
   LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
   const Reference ref = reference_run(path, 40, 4, 7);
-  auto min = StreamingExpertSource::min_budget_bytes(*ref.model, {});
+  ContextParams cp7;
+  cp7.n_batch = 7;
+  auto min = min_expert_budget_bytes(*ref.model, cp7);
   REQUIRE(min.ok());
   for (int32_t c : {0, 4}) {
     for (Layer0Lookahead l0 : {Layer0Lookahead::none, Layer0Lookahead::embeddings, Layer0Lookahead::final_hidden}) {
@@ -157,14 +156,12 @@ TEST_CASE("streaming logits are bit-identical to resident: repacked (contiguous)
   const std::string path = test::temp_dir() + "/sched-repacked-F16.gguf";
   REQUIRE(repack_experts(src_path, path).ok());
   const Reference ref = reference_run(src_path, 16, 4, 512);  // resident run of the original file
-  ModelParams mp;
-  mp.stream_experts = true;
-  auto m = Model::load(path, mp);
+  auto m = Model::load(path, {});
   REQUIRE(m.ok());
   auto layout = SlotLayout::from_model(**m, 4096);
   REQUIRE(layout.ok());
   CHECK(layout->contiguous());
-  auto min = StreamingExpertSource::min_budget_bytes(**m, {});
+  auto min = min_expert_budget_bytes(**m, {});
   REQUIRE(min.ok());
   const int32_t k = (*m)->hparams().n_expert_used;
   for (io::IoBackendKind kind : {io::IoBackendKind::pread, io::IoBackendKind::io_uring}) {

@@ -19,7 +19,7 @@
 // 2 bad arguments.
 //
 // --budget-mb N streams routed experts through an N MiB expert cache
-// (les_model_params.expert_budget_bytes; --prefetch-c, --io, --eviction set
+// (les_context_params.expert_budget_bytes; --prefetch-c, --io, --eviction set
 // the lookahead and reader; --stats prints les_context_stream_stats and the
 // per-layer figures). A dense model has nothing to stream and runs resident
 // with a note.

@@ -105,12 +105,6 @@ int open_model(const char* tool, ModelOptions& o, ModelHandle& model, ContextHan
   mp.n_threads = o.n_threads;
   mp.log_callback = log_to_stderr;
   mp.log_user_data = const_cast<char*>(tool);
-  // A positive budget never rounds down to 0 (which would mean "resident"): it
-  // stays positive and is refused below the minimum with the minimum named.
-  mp.expert_budget_bytes = static_cast<uint64_t>(std::ceil(o.budget_mb * 1024.0 * 1024.0));
-  mp.prefetch_candidates = o.prefetch_c;
-  mp.io_backend = o.io == "io_uring" ? LES_IO_IO_URING : o.io == "pread" ? LES_IO_PREAD : LES_IO_AUTO;
-  mp.eviction = o.eviction == "lru" ? LES_EVICTION_LRU : LES_EVICTION_LFU_AGED;
   if (les_status st = les_model_load(o.model.c_str(), &mp, &model.p); st != LES_OK)
     return fail_c(tool, "loading " + o.model, st, les_last_error());
   *streaming = o.budget_mb > 0 && les_model_n_expert(model.p) > 0;
@@ -121,6 +115,12 @@ int open_model(const char* tool, ModelOptions& o, ModelHandle& model, ContextHan
   cp.n_ctx = o.n_ctx;
   cp.n_threads = o.n_threads;
   cp.kv_type = o.kv_type == "q8_0" ? LES_KV_Q8_0 : LES_KV_F16;
+  // A positive budget never rounds down to 0 (which would mean "resident"): it
+  // stays positive and is refused below the minimum with the minimum named.
+  cp.expert_budget_bytes = static_cast<uint64_t>(std::ceil(o.budget_mb * 1024.0 * 1024.0));
+  cp.prefetch_candidates = o.prefetch_c;
+  cp.io_backend = o.io == "io_uring" ? LES_IO_IO_URING : o.io == "pread" ? LES_IO_PREAD : LES_IO_AUTO;
+  cp.eviction = o.eviction == "lru" ? LES_EVICTION_LRU : LES_EVICTION_LFU_AGED;
   if (les_status st = les_context_create(model.p, &cp, &ctx.p); st != LES_OK)
     return fail_c(tool, "creating the context", st, les_last_error(), st == LES_ERR_INVALID_ARGUMENT ? 2 : 1);
   const int32_t n_ctx_train = les_model_n_ctx_train(model.p);

@@ -6,9 +6,15 @@
 
 namespace les {
 
-Result<std::unique_ptr<Context>> Context::create(const Model& model, const ContextParams& p) {
+Status Context::check_params(const ContextParams& p) {
   if (p.n_ctx < 0) return invalid_argument_error("ContextParams.n_ctx " + std::to_string(p.n_ctx) + " is negative");
   if (p.n_batch < 1) return invalid_argument_error("ContextParams.n_batch " + std::to_string(p.n_batch) + " < 1");
+  return Status();
+}
+
+Result<std::unique_ptr<Context>> Context::create(const Model& model, const ContextParams& p,
+                                                 std::unique_ptr<ExpertSource> experts) {
+  LES_RETURN_IF_ERROR(check_params(p));
   ContextParams q = p;
   if (q.n_ctx == 0) q.n_ctx = std::min<int32_t>(model.hparams().n_ctx_train, 4096);
   if (q.n_threads <= 0) q.n_threads = model.params().n_threads;
@@ -23,7 +29,7 @@ Result<std::unique_ptr<Context>> Context::create(const Model& model, const Conte
   kp.head_dim_v = hp.head_dim_v;
   kp.type = q.kv_type;
   LES_ASSIGN_OR_RETURN(KvCache kv, KvCache::create(kp));
-  return std::unique_ptr<Context>(new Context(model, SequenceState(std::move(kv)), q));
+  return std::unique_ptr<Context>(new Context(model, SequenceState(std::move(kv)), q, std::move(experts)));
 }
 
 Status Context::decode(std::span<const int32_t> tokens, bool all_logits) {
@@ -43,7 +49,7 @@ Status Context::decode(std::span<const int32_t> tokens, bool all_logits) {
     const int64_t m = std::min<int64_t>(params_.n_batch, n - c0);
     const bool last_chunk = c0 + m == n;
     chunk_logits_.resize(static_cast<size_t>(all_logits ? m : 1) * n_vocab);
-    Status st = forward_batch(model_, seq_, *experts_, tokens.subspan(static_cast<size_t>(c0), static_cast<size_t>(m)),
+    Status st = forward_batch(model_, seq_, expert_source(), tokens.subspan(static_cast<size_t>(c0), static_cast<size_t>(m)),
                               all_logits, chunk_logits_.data(), scratch_, &observer_);
     if (!st.ok()) {
       (void)seq_.trim(n_past0);  // drop the chunks of this call already appended

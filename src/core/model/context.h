@@ -33,10 +33,16 @@ struct ContextParams {
 
 class Context {
  public:
-  // Errors: invalid_argument (n_ctx < 0, n_batch < 1), unsupported (kv_type not F16/Q8_0,
-  // or Q8_0 with head_dim / head_dim_v not a multiple of 32), out_of_memory.
-  // `model` must outlive the Context.
-  static Result<std::unique_ptr<Context>> create(const Model& model, const ContextParams& p);
+  // `experts`: where the MoE layers get routed experts; the Context owns it
+  // (null: the model's resident experts). A streaming source is built and
+  // handed in by sched::create_context (sched/context_factory.h), the one place
+  // that wires a streaming context. Errors: those of check_params,
+  // unsupported (kv_type not F16/Q8_0, or Q8_0 with head_dim / head_dim_v not
+  // a multiple of 32), out_of_memory. `model` must outlive the Context.
+  static Result<std::unique_ptr<Context>> create(const Model& model, const ContextParams& p,
+                                                 std::unique_ptr<ExpertSource> experts = nullptr);
+  // The checks create() makes on `p` alone. Errors: invalid_argument (n_ctx < 0, n_batch < 1).
+  static Status check_params(const ContextParams& p);
 
   // Appends tokens at positions n_past()..n_past()+n-1 and runs the forward pass
   // (batched prefill in chunks of n_batch). Afterwards logits() holds the last
@@ -58,13 +64,13 @@ class Context {
 
   // Debug hook: called per MoE layer with the router's decisions (tests, statistics).
   void set_router_observer(RouterObserver obs) { observer_ = std::move(obs); }
-  // Replaces the expert source (default: the model's resident experts). Not owned;
-  // must outlive the Context or be replaced.
-  void set_expert_source(ExpertSource* src) noexcept { experts_ = src ? src : &model_.resident_experts(); }
+  // The expert source this Context runs on: its own (given to create) or the
+  // model's resident one. Valid as long as the Context.
+  ExpertSource& expert_source() const noexcept { return own_experts_ ? *own_experts_ : model_.resident_experts(); }
 
  private:
-  Context(const Model& model, SequenceState seq, const ContextParams& p)
-      : model_(model), seq_(std::move(seq)), params_(p), experts_(&model.resident_experts()),
+  Context(const Model& model, SequenceState seq, const ContextParams& p, std::unique_ptr<ExpertSource> experts)
+      : model_(model), seq_(std::move(seq)), params_(p), own_experts_(std::move(experts)),
         pool_(std::make_unique<kernels::ThreadPool>(p.n_threads)) {
     scratch_.mm.pool = pool_.get();
   }
@@ -72,7 +78,7 @@ class Context {
   const Model& model_;
   SequenceState seq_;
   ContextParams params_;
-  ExpertSource* experts_;
+  std::unique_ptr<ExpertSource> own_experts_;  // null: the model's resident experts
   RouterObserver observer_;
   std::unique_ptr<kernels::ThreadPool> pool_;  // owned: matmul row splits
   ForwardScratch scratch_;

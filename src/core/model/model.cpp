@@ -18,8 +18,8 @@ namespace {
 
 // Marks the pages fully inside [data, data + n) of a read-only file mapping as
 // randomly accessed (no readahead) and drops any already mapped, so streamed
-// expert bytes never count towards the resident set. Best effort (a buffer
-// from GgufFile::parse is not a mapping: madvise then fails harmlessly).
+// expert bytes never count towards the resident set. Best effort. Only for a
+// file mapping (on anonymous memory MADV_DONTNEED would zero the bytes).
 void advise_not_resident(const uint8_t* data, size_t n) {
   const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   const uintptr_t b = (reinterpret_cast<uintptr_t>(data) + page - 1) & ~(page - 1);
@@ -29,16 +29,6 @@ void advise_not_resident(const uint8_t* data, size_t n) {
   (void)madvise(p, e - b, MADV_RANDOM);
   (void)madvise(p, e - b, MADV_DONTNEED);
 }
-
-// resident_experts() of a model loaded with stream_experts.
-class StreamedExpertsPlaceholder final : public ExpertSource {
- public:
-  Result<ExpertMatrices> get(int32_t layer, int32_t expert) override {
-    return invalid_argument_error("expert " + std::to_string(expert) + " of layer " + std::to_string(layer) +
-                                  ": the model was loaded with ModelParams.stream_experts; attach a streaming "
-                                  "expert source with Context::set_expert_source");
-  }
-};
 
 }  // namespace
 
@@ -66,23 +56,25 @@ Result<std::unique_ptr<Model>> Model::from_gguf(std::unique_ptr<gguf::GgufFile> 
   }
   TensorLookup lookup(*m->file_, layout ? &*layout : nullptr);
   LES_RETURN_IF_ERROR(models::load_architecture(lookup, m->hp_, &m->cfg_, &m->w_));
-  if (params.stream_experts) {
-    for (const LayerWeights& l : m->w_.layers)
-      for (const WeightView* v : {&l.gate_exps, &l.up_exps, &l.down_exps})
-        if (v->present())
-          advise_not_resident(v->data, (v->expert_stride ? v->expert_stride : v->slab_bytes()) * static_cast<size_t>(v->ne[2]));
-    m->experts_ = std::make_unique<StreamedExpertsPlaceholder>();
-  } else {
-    std::vector<ResidentExpertSource::LayerExperts> le;
-    for (const LayerWeights& l : m->w_.layers) le.push_back({l.gate_exps, l.up_exps, l.down_exps});
-    m->experts_ = std::make_unique<ResidentExpertSource>(std::move(le));
-  }
+  std::vector<ResidentExpertSource::LayerExperts> le;
+  for (const LayerWeights& l : m->w_.layers) le.push_back({l.gate_exps, l.up_exps, l.down_exps});
+  m->experts_ = std::make_unique<ResidentExpertSource>(std::move(le));
   if (m->file_->find("tokenizer.ggml.model") != nullptr) {
     auto tok = Tokenizer::from_gguf(*m->file_);
     if (!tok.ok()) return tok.status().with_context("tokenizer");
     m->tokenizer_ = std::move(tok).value();
   }
   return m;
+}
+
+void Model::release_expert_pages() const noexcept {
+  // Only a file mapping may be dropped: on memory from GgufFile::parse (no
+  // path), MADV_DONTNEED would zero the weights.
+  if (file_->path().empty()) return;
+  for (const LayerWeights& l : w_.layers)
+    for (const WeightView* v : {&l.gate_exps, &l.up_exps, &l.down_exps})
+      if (v->present() && v->data != nullptr)
+        advise_not_resident(v->data, (v->expert_stride ? v->expert_stride : v->slab_bytes()) * static_cast<size_t>(v->ne[2]));
 }
 
 std::string Model::description() const {

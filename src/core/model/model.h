@@ -30,13 +30,6 @@ class GgufFile;
 struct ModelParams {
   int n_threads = 0;      // 0 = hardware_concurrency
   bool use_mmap = true;   // must be true: weights are views into the mapping
-  // Routed expert weights stay in the file: their pages of the mapping are
-  // advised MADV_RANDOM and dropped (MADV_DONTNEED) and never read by the
-  // model; a streaming ExpertSource (src/sched) reads them through the I/O
-  // reactor. resident_experts() then returns a source whose get() fails with
-  // invalid_argument naming this option, so a Context without a streaming
-  // source errors instead of faulting the expert pages in.
-  bool stream_experts = false;
 };
 
 // How an architecture computes its layers (resolved from arch + metadata at load).
@@ -103,6 +96,14 @@ class Model {
   const gguf::GgufFile& file() const noexcept { return *file_; }
   // The resident expert source (views into the mapping). Stateless, shared by contexts.
   ExpertSource& resident_experts() const noexcept { return *experts_; }
+  // Advises the OS that the routed experts' pages of the mapping are read at
+  // random (MADV_RANDOM: no readahead pulls them in around dense weights) and
+  // drops those already mapped (MADV_DONTNEED), so they leave the resident
+  // set. Called by a streaming expert source (src/sched), which reads expert
+  // bytes through the I/O reactor instead; a resident Context of the same
+  // model still works (its pages fault back in from the file). Best effort,
+  // no error: a buffer that is not a mapping is left alone. Thread-safe.
+  void release_expert_pages() const noexcept;
 
  private:
   Model() = default;

@@ -165,11 +165,17 @@ public final class Context: @unchecked Sendable {
   private var busy = false
 
   /// A context over `model`. contextLength: tokens the KV cache holds, 0 = the
-  /// library default (min(training context, 4096)).
-  public init(model: Model, contextLength: Int32 = 0, threads: Int32 = 0) throws {
+  /// library default (min(training context, 4096)). expertBudgetBytes: 0 keeps
+  /// the routed experts resident; > 0 streams them from the file through an
+  /// expert cache of that many bytes (below the minimum: LESError naming it).
+  /// prefetchCandidates: lookahead experts per layer, -1 = top-k + 2, 0 = none.
+  public init(model: Model, contextLength: Int32 = 0, threads: Int32 = 0,
+              expertBudgetBytes: UInt64 = 0, prefetchCandidates: Int32 = -1) throws {
     var params = les_context_default_params()
     params.n_ctx = contextLength
     params.n_threads = threads
+    params.expert_budget_bytes = expertBudgetBytes
+    params.prefetch_candidates = prefetchCandidates
     var ctx: OpaquePointer?
     try check(les_context_create(model.handle, &params, &ctx))
     guard let ctx else { throw LESError.invalid("les_context_create returned no context") }

@@ -18,17 +18,50 @@ public final class ContextParams {
   /** KV cache element type, KV_F16 or KV_Q8_0 (UNSUPPORTED where the build lacks it). */
   public int kvType;
 
+  /** I/O backends for streamed experts ({@code les_io_backend}). */
+  public static final int IO_AUTO = 0;
+  public static final int IO_IO_URING = 1;
+  public static final int IO_PREAD = 2;
+  public static final int IO_DISPATCH_IO = 3;
+  /** Expert cache eviction policies ({@code les_eviction_policy}). */
+  public static final int EVICTION_LFU_AGED = 0;
+  public static final int EVICTION_LRU = 1;
+
+  /**
+   * 0 = routed experts resident (in the model's memory map); greater than 0 = experts are streamed
+   * from the file through this context's expert cache of this many bytes (cache, read buffers and
+   * scratch together). Below the minimum the constructor throws INVALID_ARGUMENT naming it; a model
+   * without routed experts runs resident. Negative values are refused.
+   */
+  public long expertBudgetBytes;
+  /** Lookahead experts prefetched per layer: -1 = top-k + 2, 0 = none (on-demand reads), else k..2k. */
+  public int prefetchCandidates;
+  /** How expert bytes are read: IO_AUTO (io_uring where allowed, else pread), IO_PREAD, ... */
+  public int ioBackend;
+  /** Expert cache eviction: EVICTION_LFU_AGED (default) or EVICTION_LRU. */
+  public int eviction;
+
   public ContextParams() {
-    int[] d = Native.contextDefaults();
-    nCtx = d[0];
-    nBatch = d[1];
-    nThreads = d[2];
-    kvType = d[3];
+    long[] d = Native.contextDefaults();
+    nCtx = (int) d[0];
+    nBatch = (int) d[1];
+    nThreads = (int) d[2];
+    kvType = (int) d[3];
+    expertBudgetBytes = d[4];
+    prefetchCandidates = (int) d[5];
+    ioBackend = (int) d[6];
+    eviction = (int) d[7];
   }
 
   /** Sets nCtx and returns this, for chaining. */
   public ContextParams nCtx(int n) {
     nCtx = n;
+    return this;
+  }
+
+  /** Sets expertBudgetBytes (streams the routed experts when greater than 0) and returns this. */
+  public ContextParams expertBudgetBytes(long bytes) {
+    expertBudgetBytes = bytes;
     return this;
   }
 }

@@ -18,7 +18,11 @@ public final class LesContext implements AutoCloseable {
     this(model, new ContextParams());
   }
 
-  /** A context over model (which may be closed afterwards; the weights live on with the context). */
+  /**
+   * A context over model (which may be closed afterwards; the weights live on with the context).
+   * Throws LesException: INVALID_ARGUMENT (a bad field, an expert budget below the minimum),
+   * UNSUPPORTED (an I/O backend this system lacks), IO, OUT_OF_MEMORY.
+   */
   public LesContext(LesModel model, ContextParams params) {
     if (model == null) throw new LesException(LesException.INVALID_ARGUMENT, "model is null");
     if (params == null) throw new LesException(LesException.INVALID_ARGUMENT, "params is null");
@@ -26,7 +30,8 @@ public final class LesContext implements AutoCloseable {
     long mh = model.handle.acquire();
     long ch;
     try {
-      ch = Native.contextCreate(mh, params.nCtx, params.nBatch, params.nThreads, params.kvType);
+      ch = Native.contextCreate(mh, params.nCtx, params.nBatch, params.nThreads, params.kvType,
+          params.expertBudgetBytes, params.prefetchCandidates, params.ioBackend, params.eviction);
     } finally {
       model.handle.release();
     }

@@ -28,8 +28,9 @@ final class Native {
   static native byte[] detokenize(long model, int[] tokens);
 
   // Context (les_context_*).
-  static native int[] contextDefaults();
-  static native long contextCreate(long model, int nCtx, int nBatch, int nThreads, int kvType);
+  static native long[] contextDefaults();
+  static native long contextCreate(long model, int nCtx, int nBatch, int nThreads, int kvType,
+      long expertBudgetBytes, int prefetchCandidates, int ioBackend, int eviction);
   static native void contextFree(long ctx);
   static native void contextDecode(long ctx, int[] tokens);
   static native float[] contextLogits(long ctx, int nVocab);

@@ -195,6 +195,29 @@ public final class JniTest {
       }
     });
 
+    test("experts streamed through a 4 MiB cache give llama.cpp's text; bad settings throw", () -> {
+      ContextParams cp = new ContextParams().expertBudgetBytes(4L << 20);
+      cp.ioBackend = ContextParams.IO_PREAD;
+      try (LesContext ctx = new LesContext(model, cp)) {
+        StringBuilder text = new StringBuilder();
+        GenerateParams p = GenerateParams.greedy(greedyIds.length);
+        p.ignoreEos = true;
+        ctx.generate(prompt, p, (token, piece) -> {
+          text.append(piece);
+          return true;
+        });
+        checkEq(greedyText, text.toString(), "streamed text");
+      }
+      LesException e = expectLes(LesException.INVALID_ARGUMENT,
+          () -> new LesContext(model, new ContextParams().expertBudgetBytes(4096)).close());
+      check(e.getMessage().contains("minimum"), "below the minimum: " + e.getMessage());
+      expectLes(LesException.INVALID_ARGUMENT,
+          () -> new LesContext(model, new ContextParams().expertBudgetBytes(-1)).close());
+      ContextParams badIo = new ContextParams().expertBudgetBytes(4L << 20);
+      badIo.ioBackend = 42;
+      expectLes(LesException.INVALID_ARGUMENT, () -> new LesContext(model, badIo).close());
+    });
+
     test("context full: CONTEXT_FULL after delivering what fit", () -> {
       ContextParams cp = new ContextParams().nCtx(promptTokens.length + 4);
       try (LesContext ctx = new LesContext(model, cp)) {
