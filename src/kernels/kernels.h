@@ -70,6 +70,66 @@ struct OpKernels {
   // op_kernels_kqv_scratch(head_dim_v) floats, any content.
   void (*attn_f16_kqv)(const float* p, const uint8_t* v, int64_t v_stride, int64_t n_kv, int head_dim_v,
                        bool vec_dot, float* out, float* scratch) = nullptr;
+
+  // --- Gated DeltaNet (linear attention) pieces: ggml's CPU ops ssm_conv,
+  // l2_norm, rms_norm + mul + silu and gated_delta_net, in the float order of
+  // its x86 AVX-512 build (ggml_vec_dot_f32, ggml_vec_mad_f32, GCC-contracted
+  // scalar loops). Shapes: rows are token-major; nothing here allocates.
+
+  // Causal depthwise convolution (ggml_ssm_conv): for t < n and c < channels,
+  //   out[t * channels + c] = fma chain over j = 0 .. d_conv - 1 of
+  //                           x[(t + j) * channels + c] * w[c * d_conv + j]
+  // (acc = 0; acc = fma(x, w, acc)). x holds d_conv - 1 + n rows of `channels`
+  // floats: the conv state (the previous d_conv - 1 raw rows, oldest first),
+  // then the n new rows. w: the GGUF tensor ssm_conv1d {d_conv, channels}
+  // (taps contiguous per channel). out must not overlap x.
+  void (*ssm_conv)(const float* x, int64_t n, int64_t channels, const float* w, int d_conv, float* out) = nullptr;
+  // y[i] = x[i] * (1 / max(sqrt(float(sum)), eps)), sum = the squares x[i] * x[i]
+  // (F32 products) added in index order in double (ggml_l2_norm). y may alias x.
+  void (*l2_norm)(const float* x, int64_t n, float eps, float* y) = nullptr;
+  // Gated RMS norm (qwen35's norm_gated): out[i] = ((x[i] * scale) * w[i]) * silu(z[i]),
+  // scale = 1 / sqrt(float(sum / n) + eps), sum as l2_norm; silu(z) as
+  // ggml_vec_silu_f32 on AVX-512: z / (1 + expf_ggml(0 - z)) for each full chunk
+  // of 16, z / (1 + exp(-z)) (ops::silu) for the tail. out may alias x or z.
+  void (*rms_norm_gated)(const float* x, const float* w, const float* z, int64_t n, float eps, float* out) = nullptr;
+  // One value head of the gated delta rule over a.n_tokens tokens (DeltaRuleArgs).
+  void (*delta_rule)(const struct DeltaRuleArgs& a) = nullptr;
+};
+
+// Arguments of OpKernels::delta_rule: one value head of ggml_gated_delta_net
+// (one state snapshot), S = head_dim. The state is S x S floats stored
+// transposed, s[j * S + i] = S[i][j] (i over the key dimension, j over the
+// value dimension), so row j is contiguous. For each token t < n_tokens, with
+// q, k, v its head vectors (S floats each), decay = decay[t * gate_stride] (the
+// e^g of the token) and beta = beta[t * gate_stride]:
+//   s = s * decay                                  (token 0 reads state_in)
+//   delta[j] = (v[j] - dot(s_j, k)) * beta         (s_j = row j)
+//   s_j[i] = fma(k[i], delta[j], s_j[i])
+//   out[t * out_stride + j] = dot(s_j, q) * scale  (skipped when out is null)
+// dot(a, b) over S elements is ggml_vec_dot_f32 of the AVX-512 build: element
+// i < S & ~63 is added by a fused multiply-add into lane i % 16 of accumulator
+// (i / 16) % 4, the accumulators fold (0 + 2) + (1 + 3), the 16 lanes reduce
+// as ops::reduce_add16, and elements from S & ~63 on continue as a fused
+// multiply-add chain on that sum. Rows only ever meet their own delta, so a
+// kernel may run the steps row by row. state_in may equal state_out (in place);
+// otherwise state_in is only read. With n_tokens == 0 the state is copied.
+struct DeltaRuleArgs {
+  int64_t n_tokens = 0;
+  int head_dim = 0;                  // S >= 1
+  const float* state_in = nullptr;   // S * S floats
+  float* state_out = nullptr;        // S * S floats
+  const float* q = nullptr;          // token t at q + t * qk_stride (unused when out is null)
+  const float* k = nullptr;          // token t at k + t * qk_stride
+  int64_t qk_stride = 0;
+  const float* v = nullptr;          // token t at v + t * v_stride
+  int64_t v_stride = 0;
+  const float* decay = nullptr;      // e^g, in (0, 1]
+  const float* beta = nullptr;
+  int64_t gate_stride = 0;
+  float scale = 1.0f;                // 1 / sqrt(S) for qwen35
+  float* out = nullptr;              // token t at out + t * out_stride; null: state only
+  int64_t out_stride = 0;
+  float* scratch = nullptr;          // S floats, any content
 };
 
 // Scratch floats OpKernels::attn_f16_kqv needs (64 lanes x head_dim_v rounded up to 16).

@@ -96,6 +96,50 @@ void softmax(float* x, int64_t n, bool padded) {
 
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
 
+void silu_row(const float* x, int64_t n, float* y) {
+  const auto exp16 = kernels::default_kernel_table().ops.exp16;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    float e[16];
+    for (int l = 0; l < 16; ++l) e[l] = 0.0f - x[i + l];
+    exp16(e, e);
+    for (int l = 0; l < 16; ++l) y[i + l] = x[i + l] / (1.0f + e[l]);
+  }
+  for (; i < n; ++i) y[i] = silu(x[i]);
+}
+
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+float softplus(float x) { return x > 20.0f ? x : std::log(1.0f + std::exp(x)); }
+
+void rope_imrope(float* x, int n_heads, int head_dim, int n_rot, const int64_t pos[4], const int sections[4],
+                 float freq_base) {
+  const float theta_scale = std::pow(freq_base, -2.0f / static_cast<float>(n_rot));
+  const int half = n_rot / 2;
+  const int sect_dims = sections[0] + sections[1] + sections[2] + sections[3];
+  float theta[4];
+  for (int c = 0; c < 4; ++c) theta[c] = static_cast<float>(pos[c]);
+  for (int i = 0; i < half; ++i) {
+    const int m = i % sect_dims;
+    int c = 3;
+    if (m % 3 == 1 && m < 3 * sections[1]) {
+      c = 1;
+    } else if (m % 3 == 2 && m < 3 * sections[2]) {
+      c = 2;
+    } else if (m % 3 == 0 && m < 3 * sections[0]) {
+      c = 0;
+    }
+    const float cs = std::cos(theta[c]), sn = std::sin(theta[c]);
+    for (float& t : theta) t *= theta_scale;
+    for (int h = 0; h < n_heads; ++h) {
+      float* xh = x + static_cast<int64_t>(h) * head_dim;
+      const float x0 = xh[i], x1 = xh[i + half];
+      xh[i] = std::fma(x0, cs, -(x1 * sn));
+      xh[i + half] = std::fma(x0, sn, x1 * cs);
+    }
+  }
+}
+
 void swiglu(const float* gate, const float* up, int64_t n, float* out) {
   const auto exp16 = kernels::default_kernel_table().ops.exp16;
   int64_t i = 0;

@@ -65,8 +65,31 @@ float reduce_add16(const float* l);
 // missing lanes are 0. Then x[i] *= float(1 / sum).
 void softmax(float* x, int64_t n, bool padded = false);
 
-// x * sigmoid(x).
+// x * sigmoid(x), computed as x / (1 + exp(-x)) (ggml_silu_f32).
 float silu(float x);
+
+// y[i] = silu(x[i]), i < n, as ggml_vec_silu_f32 on x86 AVX-512: each full
+// chunk of 16 as x / (1 + expf_ggml(0 - x)), the tail through silu(). y may alias x.
+void silu_row(const float* x, int64_t n, float* y);
+
+// 1 / (1 + exp(-x)) with the C library's expf (ggml's sigmoid op).
+float sigmoid(float x);
+
+// log(1 + exp(x)), or x itself above 20 (ggml's softplus op), in F32 with the C library.
+float softplus(float x);
+
+// Interleaved multi-section RoPE (ggml's GGML_ROPE_TYPE_IMROPE, used by
+// qwen3-vl and qwen35/qwen35moe), NEOX pairing (i, i + n_rot/2), in place on
+// n_heads heads of head_dim floats. Pair i < n_rot/2 lies in sector
+// m = i % (s0 + s1 + s2 + s3) of sections = {s0, s1, s2, s3} and rotates by
+// theta_c * base^(-2i/n_rot) (the running product of rope()), where the
+// position component c is 1 (h) if m % 3 == 1 and m < 3 s1, 2 (w) if
+// m % 3 == 2 and m < 3 s2, 0 (t) if m % 3 == 0 and m < 3 s0, else 3 (e);
+// theta_c = pos[c]. Text positions are {p, p, p, 0}, which equals rope(neox)
+// at p unless a sector falls through to the 4th component. The rotation is
+// rope()'s fused form. Preconditions: n_rot even, <= head_dim; s0+s1+s2+s3 > 0.
+void rope_imrope(float* x, int n_heads, int head_dim, int n_rot, const int64_t pos[4], const int sections[4],
+                 float freq_base);
 
 // out[i] = silu(gate[i]) * up[i], i < n (one row: ggml_vec_swiglu_f32 on
 // x86 AVX-512, 16-element chunks through expf_ggml, the tail through silu()).

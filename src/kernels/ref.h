@@ -160,4 +160,13 @@ void attn_f16_kq_ref(const float* q, const uint8_t* k, int64_t k_stride, int64_t
 void attn_f16_kqv_ref(const float* p, const uint8_t* v, int64_t v_stride, int64_t n_kv, int head_dim_v,
                       bool vec_dot, float* out, float* scratch);
 
+// Gated DeltaNet references (kernels.h OpKernels states each contract;
+// ref_linear_attn.cpp), and the ggml_vec_dot_f32 summation order they share.
+struct DeltaRuleArgs;
+float dot_f32_ggml_ref(const float* x, const float* y, int64_t n);
+void ssm_conv_ref(const float* x, int64_t n, int64_t channels, const float* w, int d_conv, float* out);
+void l2_norm_ref(const float* x, int64_t n, float eps, float* y);
+void rms_norm_gated_ref(const float* x, const float* w, const float* z, int64_t n, float eps, float* out);
+void delta_rule_ref(const DeltaRuleArgs& a);
+
 }  // namespace les::kernels

@@ -61,6 +61,11 @@ void fill_neon_table_variant(KernelTable& t, bool use_dotprod) {
   set_dot(GgmlType::F16, vec_dot_f16_f16_neon);
   set_dot(GgmlType::BF16, vec_dot_bf16_bf16_neon);
   set_dot(GgmlType::F32, vec_dot_f32_f32_neon);
+
+  t.ops.ssm_conv = ssm_conv_neon;
+  t.ops.l2_norm = l2_norm_neon;
+  t.ops.rms_norm_gated = rms_norm_gated_neon;
+  t.ops.delta_rule = delta_rule_neon;
 }
 
 void fill_neon_table(KernelTable& t) { fill_neon_table_variant(t, neon_dotprod_supported()); }

@@ -84,6 +84,13 @@ void vec_dot_f16_f16_neon(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_bf16_bf16_neon(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_f32_f32_neon(int64_t n, float* s, const void* w, const void* x);
 
+// Gated DeltaNet OpKernels (kernels.h), neon_linear_attn.cpp; bit-identical to
+// the scalar references.
+void ssm_conv_neon(const float* x, int64_t n, int64_t channels, const float* w, int d_conv, float* out);
+void l2_norm_neon(const float* x, int64_t n, float eps, float* y);
+void rms_norm_gated_neon(const float* x, const float* w, const float* z, int64_t n, float eps, float* out);
+void delta_rule_neon(const DeltaRuleArgs& a);
+
 // True if this CPU executes SDOT: always when compiled with dotprod, else from
 // the Linux auxiliary vector (HWCAP_ASIMDDP); false elsewhere. Thread-safe.
 bool neon_dotprod_supported() noexcept;

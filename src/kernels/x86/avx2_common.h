@@ -71,5 +71,23 @@ inline uint32_t load_u32(const uint8_t* p) {
 
 inline __m256i loadu(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
+// A 16-lane float accumulator of the OpKernels contracts (kernels.h) as a
+// pair of ymm registers: lanes 0-7 and 8-15.
+struct V16 {
+  __m256 lo, hi;
+};
+
+inline V16 zero16() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
+inline V16 add16(V16 a, V16 b) { return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)}; }
+inline V16 fma16(V16 a, V16 b, V16 c) { return {_mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi)}; }
+
+// ops::reduce_add16's order: l[i] + l[i+8], then + [i+4], then (0+2) + (1+3).
+inline float reduce16(V16 v) {
+  const __m256 a = _mm256_add_ps(v.lo, v.hi);
+  const __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  const __m128 c = _mm_add_ps(b, _mm_movehl_ps(b, b));  // b0+b2, b1+b3
+  return _mm_cvtss_f32(_mm_add_ss(c, _mm_movehdup_ps(c)));
+}
+
 }  // namespace
 }  // namespace les::kernels::avx2

@@ -8,18 +8,11 @@
 #include <cstring>
 
 #include "kernels/ops.h"
+#include "kernels/x86/avx2_common.h"
 #include "kernels/x86/avx2_kernels.h"
 
 namespace les::kernels::avx2 {
 namespace {
-
-struct V16 {
-  __m256 lo, hi;
-};
-
-inline V16 zero16() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
-inline V16 add16(V16 a, V16 b) { return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)}; }
-inline V16 fma16(V16 a, V16 b, V16 c) { return {_mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi)}; }
 
 // Up to 16 halves (count `left`, more is clamped) at any address, missing ones 0.
 inline V16 load_f16(const uint8_t* p, int64_t left) {
@@ -50,14 +43,6 @@ inline void store_f32(float* p, V16 v, int64_t left) {
   _mm256_store_ps(f, v.lo);
   _mm256_store_ps(f + 8, v.hi);
   std::memcpy(p, f, static_cast<size_t>(left) * 4);
-}
-
-// ops::reduce_add16's order: l[i] + l[i+8], then + [i+4], then (0+2) + (1+3).
-inline float reduce16(V16 v) {
-  const __m256 a = _mm256_add_ps(v.lo, v.hi);
-  const __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-  const __m128 c = _mm_add_ps(b, _mm_movehl_ps(b, b));  // b0+b2, b1+b3
-  return _mm_cvtss_f32(_mm_add_ss(c, _mm_movehdup_ps(c)));
 }
 
 }  // namespace

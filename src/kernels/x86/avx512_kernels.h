@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "kernels/kernels.h"
+
 namespace les::kernels::avx512 {
 
 void vec_dot_f16(int64_t n, float* s, const void* w, const void* x);
@@ -22,5 +24,11 @@ void attn_f16_kq(const float* q, const uint8_t* k, int64_t k_stride, int64_t n_k
                  float* scores);
 void attn_f16_kqv(const float* p, const uint8_t* v, int64_t v_stride, int64_t n_kv, int head_dim_v, bool vec_dot,
                   float* out, float* scratch);
+
+// Gated DeltaNet OpKernels (kernels.h), avx512_linear_attn.cpp.
+void ssm_conv(const float* x, int64_t n, int64_t channels, const float* w, int d_conv, float* out);
+void l2_norm(const float* x, int64_t n, float eps, float* y);
+void rms_norm_gated(const float* x, const float* w, const float* z, int64_t n, float eps, float* out);
+void delta_rule(const DeltaRuleArgs& a);
 
 }  // namespace les::kernels::avx512
