@@ -52,7 +52,7 @@ Status Context::decode(std::span<const int32_t> tokens, bool all_logits) {
     Status st = forward_batch(model_, seq_, expert_source(), tokens.subspan(static_cast<size_t>(c0), static_cast<size_t>(m)),
                               all_logits, chunk_logits_.data(), scratch_, &observer_);
     if (!st.ok()) {
-      (void)seq_.trim(n_past0);  // drop the chunks of this call already appended
+      (void)seq_.rollback(n_past0);  // drop the chunks of this call already appended
       return st;
     }
     seq_.advance(static_cast<int32_t>(m));

@@ -15,7 +15,7 @@
 
 #include "core/model/expert_source.h"
 #include "core/model/forward.h"
-#include "core/model/kv_cache.h"
+#include "core/model/sequence_state.h"
 #include "core/model/model.h"
 #include "core/model/moe_layer.h"
 #include "kernels/ggml_type.h"

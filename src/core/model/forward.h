@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/model/attention.h"
-#include "core/model/kv_cache.h"
+#include "core/model/sequence_state.h"
 #include "core/model/matvec.h"
 #include "core/model/model.h"
 #include "core/model/moe_layer.h"

@@ -26,6 +26,9 @@ Result<KvCache> KvCache::create(const KvCacheParams& p) {
     return invalid_argument_error("KV cache sizes must be positive (n_layer " + std::to_string(p.n_layer) +
                                   ", n_ctx " + std::to_string(p.n_ctx) + ", n_embd_k " +
                                   std::to_string(p.n_embd_k) + ", n_embd_v " + std::to_string(p.n_embd_v) + ")");
+  if (!p.layers.empty() && p.layers.size() != static_cast<size_t>(p.n_layer))
+    return invalid_argument_error("KV cache layer mask has " + std::to_string(p.layers.size()) + " entries, n_layer is " +
+                                  std::to_string(p.n_layer));
   if (p.type != GgmlType::F16 && p.type != GgmlType::Q8_0)
     return unsupported_error(std::string("KV cache type ") + ggml_type_name(p.type) + " (F16 and Q8_0 are implemented)");
   if (p.type == GgmlType::Q8_0) {
@@ -43,6 +46,7 @@ Result<KvCache> KvCache::create(const KvCacheParams& p) {
     c.k_.resize(static_cast<size_t>(p.n_layer));
     c.v_.resize(static_cast<size_t>(p.n_layer));
     for (int32_t il = 0; il < p.n_layer; ++il) {
+      if (!p.layers.empty() && p.layers[static_cast<size_t>(il)] == 0) continue;
       c.k_[static_cast<size_t>(il)].assign(static_cast<size_t>(p.n_ctx) * c.k_row_bytes_, 0);
       c.v_[static_cast<size_t>(il)].assign(static_cast<size_t>(p.n_ctx) * c.v_row_bytes_, 0);
     }
@@ -58,19 +62,10 @@ void KvCache::store(int32_t il, int32_t pos, const float* k, const float* v) noe
   convert_row(p_.type, v, p_.n_embd_v, v_[l].data() + j * v_row_bytes_);
 }
 
-Status SequenceState::check_room(int64_t n) const {
-  if (n_past_ + n > kv_.n_ctx())
-    return context_full_error("context full: " + std::to_string(n_past_) + " + " + std::to_string(n) +
-                              " tokens exceed n_ctx " + std::to_string(kv_.n_ctx()));
-  return Status();
-}
-
-Status SequenceState::trim(int32_t n_keep) {
-  if (n_keep < 0 || n_keep > n_past_)
-    return invalid_argument_error("trim to " + std::to_string(n_keep) + " positions, but " +
-                                  std::to_string(n_past_) + " are filled");
-  n_past_ = n_keep;
-  return Status();
+size_t KvCache::memory_bytes() const noexcept {
+  size_t b = 0;
+  for (size_t l = 0; l < k_.size(); ++l) b += k_[l].size() + v_[l].size();
+  return b;
 }
 
 }  // namespace les
