@@ -28,8 +28,22 @@ Result<std::unique_ptr<Context>> Context::create(const Model& model, const Conte
   kp.head_dim = hp.head_dim;
   kp.head_dim_v = hp.head_dim_v;
   kp.type = q.kv_type;
+  RecurrentStateParams rp;
+  if (hp.is_hybrid()) {
+    // K/V only for the attention layers; conv and delta-rule states for the others.
+    kp.layers.resize(static_cast<size_t>(hp.n_layer));
+    for (int32_t il = 0; il < hp.n_layer; ++il) kp.layers[static_cast<size_t>(il)] = hp.is_recurrent(il) ? 0 : 1;
+    rp.layers.assign(hp.recurrent_layers.begin(), hp.recurrent_layers.begin() + hp.n_layer);
+    rp.d_conv = hp.ssm_d_conv;
+    rp.conv_channels = hp.ssm_conv_channels();
+    rp.n_k_heads = hp.ssm_n_group;
+    rp.n_v_heads = hp.ssm_dt_rank;
+    rp.head_dim = hp.ssm_d_state;
+  }
   LES_ASSIGN_OR_RETURN(KvCache kv, KvCache::create(kp));
-  return std::unique_ptr<Context>(new Context(model, SequenceState(std::move(kv)), q, std::move(experts)));
+  LES_ASSIGN_OR_RETURN(RecurrentState rec, RecurrentState::create(rp));
+  return std::unique_ptr<Context>(
+      new Context(model, SequenceState(std::move(kv), std::move(rec)), q, std::move(experts)));
 }
 
 Status Context::decode(std::span<const int32_t> tokens, bool all_logits) {
@@ -43,16 +57,30 @@ Status Context::decode(std::span<const int32_t> tokens, bool all_logits) {
   LES_RETURN_IF_ERROR(seq_.check_room(n));
 
   const int32_t n_past0 = seq_.n_past();
-  std::vector<float> all;
+  // A recurrent state cannot be unwound: mark it so a failure can return to it
+  // (free: the next update writes a spare buffer). A caller's checkpoint does
+  // the same when it journals far enough.
+  const bool own_checkpoint = seq_.has_recurrent() && !seq_.has_checkpoint();
+  if (own_checkpoint) LES_RETURN_IF_ERROR(seq_.checkpoint(0));
+  const int64_t E = model_.hparams().n_embd;
+  std::vector<float> all, hidden;
   if (all_logits) all.resize(static_cast<size_t>(n) * n_vocab);
+  if (params_.output_hidden) hidden.resize(static_cast<size_t>(n * E));
   for (int64_t c0 = 0; c0 < n; c0 += params_.n_batch) {
     const int64_t m = std::min<int64_t>(params_.n_batch, n - c0);
     const bool last_chunk = c0 + m == n;
     chunk_logits_.resize(static_cast<size_t>(all_logits ? m : 1) * n_vocab);
     Status st = forward_batch(model_, seq_, expert_source(), tokens.subspan(static_cast<size_t>(c0), static_cast<size_t>(m)),
-                              all_logits, chunk_logits_.data(), scratch_, &observer_);
+                              all_logits, chunk_logits_.data(), scratch_, &observer_,
+                              params_.output_hidden ? hidden.data() + c0 * E : nullptr);
     if (!st.ok()) {
-      (void)seq_.rollback(n_past0);  // drop the chunks of this call already appended
+      // Drop the chunks of this call already appended (and the recurrent updates).
+      if (!seq_.restore(n_past0).ok()) {
+        seq_.reset();
+        st = st.with_context("the sequence was reset (its recurrent state could not return to position " +
+                             std::to_string(n_past0) + ")");
+      }
+      if (own_checkpoint) seq_.drop_checkpoint();
       return st;
     }
     seq_.advance(static_cast<int32_t>(m));
@@ -61,7 +89,9 @@ Status Context::decode(std::span<const int32_t> tokens, bool all_logits) {
       logits_.assign(chunk_logits_.end() - n_vocab, chunk_logits_.end());
     }
   }
+  if (own_checkpoint) seq_.drop_checkpoint();
   logits_all_ = std::move(all);
+  hidden_ = std::move(hidden);
   has_all_ = all_logits;
   return Status();
 }
@@ -71,10 +101,13 @@ std::span<const float> Context::logits_all() const {
   return has_all_ ? std::span<const float>(logits_all_) : std::span<const float>();
 }
 
+std::span<const float> Context::hidden_all() const { return hidden_; }
+
 void Context::reset() noexcept {
   seq_.reset();
   logits_.clear();
   logits_all_.clear();
+  hidden_.clear();
   has_all_ = false;
 }
 

@@ -1,4 +1,5 @@
-// One generation stream over a Model: the sequence state (KV cache) plus
+// One generation stream over a Model: the sequence state (KV cache and, for
+// hybrid models, the recurrent state) plus
 // forward-pass scratch and the logits of the last decode.
 //
 // Usage: auto ctx = Context::create(model, {}); ctx->decode(prompt_ids);
@@ -29,6 +30,10 @@ struct ContextParams {
   int32_t n_batch = 512;   // max tokens per forward chunk (prefill)
   int n_threads = 0;       // kernel threads incl. the caller; 0 = ModelParams.n_threads, then hardware
   GgmlType kv_type = GgmlType::F16;  // KV cache type: F16 or Q8_0 (kv_cache.h; Q8_0 needs head_dim % 32 == 0)
+  // Keep every decoded token's final hidden state after output_norm
+  // (hidden_all()): the input of an MTP draft head. The last layer then runs
+  // every row.
+  bool output_hidden = false;
 };
 
 class Context {
@@ -49,18 +54,32 @@ class Context {
   // token's logits (n_vocab floats); with all_logits, logits_all() holds n x n_vocab
   // (token-major). Errors: invalid_argument (empty, token id out of range),
   // context_full (n_past + n > n_ctx; nothing appended), errors of the expert
-  // source. On error, n_past() and the logits are unchanged.
+  // source. On error, n_past(), the sequence state (KV cache and recurrent
+  // state: rolled back) and the logits are unchanged.
   Status decode(std::span<const int32_t> tokens, bool all_logits = false);
 
   std::span<const float> logits() const;      // last decoded token; empty before the first decode
   std::span<const float> logits_all() const;  // all tokens of the last decode (if requested), else empty
+  // With ContextParams::output_hidden: the last decode's n x n_embd final
+  // hidden rows (after output_norm), else empty.
+  std::span<const float> hidden_all() const;
   int32_t n_past() const noexcept { return seq_.n_past(); }
   int32_t n_ctx() const noexcept { return seq_.n_ctx(); }
   int n_threads() const noexcept { return params_.n_threads; }
   const Model& model() const noexcept { return model_; }
 
-  void reset() noexcept;           // clears the KV cache (n_past = 0)
-  Status trim(int32_t n_keep);     // keeps the first n_keep positions (speculative rollback)
+  void reset() noexcept;           // clears the sequence state (n_past = 0)
+  // Keeps the first n_keep positions (speculative rollback, conversation
+  // trimming): any n_keep <= n_past for attention-only models; with a
+  // recurrent (linear-attention) state, see SequenceState::rollback (0, n_past,
+  // or within reach of a checkpoint). Errors: invalid_argument (nothing changes).
+  Status trim(int32_t n_keep);
+  // Marks the sequence state at n_past() so that trim() can return to any of
+  // the next max_replay positions (SequenceState::checkpoint). Errors:
+  // invalid_argument, out_of_memory.
+  Status checkpoint(int32_t max_replay) { return seq_.checkpoint(max_replay); }
+  void drop_checkpoint() noexcept { seq_.drop_checkpoint(); }
+  const SequenceState& sequence() const noexcept { return seq_; }
 
   // Debug hook: called per MoE layer with the router's decisions (tests, statistics).
   void set_router_observer(RouterObserver obs) { observer_ = std::move(obs); }
@@ -85,6 +104,7 @@ class Context {
   std::vector<float> logits_;      // n_vocab
   std::vector<float> logits_all_;  // n x n_vocab
   std::vector<float> chunk_logits_;
+  std::vector<float> hidden_;      // n x n_embd (output_hidden)
   bool has_all_ = false;
 };
 

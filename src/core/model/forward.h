@@ -1,12 +1,16 @@
-// One forward pass of a batch of tokens through a decoder-only transformer
-// (shared by qwen3moe, llama and qwen2moe; ArchConfig selects the variant).
+// One forward pass of a batch of tokens through a decoder-only model (shared
+// by every architecture; ArchConfig and LayerWeights select the variant).
 //
-// Per layer (pre-norm): h = RMSNorm(x)·attn_norm; q,k,v = W·h (+bias);
-// [per-head RMSNorm of q,k]; RoPE(q,k) at positions n_past..; K,V appended to the
-// KV cache (F16 or Q8_0); causal GQA attention (attention.h, split over s.mm.pool); x += Wo·attn; h = RMSNorm(x)·ffn_norm;
-// x += FFN(h) (moe_layer.h). Then logits = W_out·(RMSNorm(x)·output_norm).
-// Like llama.cpp, the last layer computes attention output and FFN only for the
-// rows whose logits are wanted (saves work; does not change logits).
+// Per trunk layer (pre-norm): h = RMSNorm(x)·attn_norm; x += mixer(h), where
+// the mixer is attention (attention_layer.h: K/V appended to the sequence's
+// KV cache) or, for a linear-attention layer of a hybrid model, the Gated
+// DeltaNet (linear_attention.h: the sequence's recurrent state updated);
+// h = RMSNorm(x)·ffn_norm; x += FFN(h) (moe_layer.h). Then
+// logits = W_out·(RMSNorm(x)·output_norm). MTP blocks are not run here
+// (mtp_head.h runs them).
+// Like llama.cpp, the last layer computes its attention output and FFN only
+// for the rows whose logits (or hidden rows) are wanted (saves work; does not
+// change them).
 //
 // Thread-safety: thread-compatible (state and scratch belong to the caller).
 #pragma once
@@ -15,25 +19,31 @@
 #include <span>
 #include <vector>
 
-#include "core/model/attention.h"
-#include "core/model/sequence_state.h"
+#include "core/model/attention_layer.h"
+#include "core/model/linear_attention.h"
 #include "core/model/matvec.h"
 #include "core/model/model.h"
 #include "core/model/moe_layer.h"
+#include "core/model/sequence_state.h"
 
 namespace les {
 
 struct ForwardScratch {
-  std::vector<float> x, h, q, k, v, attn, o;
-  AttentionScratch att;
+  std::vector<float> x, h, o;
+  AttentionLayerScratch attn;
+  LinearAttnScratch lin;
   FfnScratch ffn;
   MatmulScratch mm;
 };
 
 // Runs `tokens` (already validated: ids in range, room in `seq`) at positions
-// seq.n_past().., writing K/V into seq's cache (seq.n_past() is NOT advanced).
-// logits: if all_rows, tokens.size() x n_vocab floats, else n_vocab floats of the last token.
+// seq.n_past().., writing the sequence state (seq.n_past() is NOT advanced).
+// logits: if all_rows, tokens.size() x n_vocab floats, else n_vocab floats of
+// the last token. hidden: null, or tokens.size() x n_embd floats that receive
+// every token's final hidden state after output_norm (the row the LM head
+// multiplies; an MTP head's input).
 Status forward_batch(const Model& model, SequenceState& seq, ExpertSource& experts, std::span<const int32_t> tokens,
-                     bool all_rows, float* logits, ForwardScratch& s, const RouterObserver* observer);
+                     bool all_rows, float* logits, ForwardScratch& s, const RouterObserver* observer,
+                     float* hidden = nullptr);
 
 }  // namespace les

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "core/gguf/gguf_reader.h"
 
@@ -30,6 +31,70 @@ Result<float> read_float(const gguf::GgufFile& f, const std::string& key, double
   return static_cast<float>(v);
 }
 
+// Up to 4 non-negative entries, at least one positive.
+Status load_rope_sections(const gguf::GgufFile& f, const std::string& key, Hparams* hp) {
+  if (f.find(key) == nullptr) return Status();
+  LES_ASSIGN_OR_RETURN(const gguf::Array* arr, f.get_array(key));
+  if (arr->count == 0 || arr->count > 4)
+    return format_error("metadata key '" + key + "' must have 1 to 4 entries, has " + std::to_string(arr->count));
+  int64_t total = 0;
+  for (uint64_t i = 0; i < arr->count; ++i) {
+    const std::optional<int64_t> v = arr->int_at(i);
+    if (!v || *v < 0 || *v > 65536)
+      return format_error("metadata key '" + key + "'[" + std::to_string(i) + "] is not a section size in [0, 65536]");
+    hp->rope_sections[i] = static_cast<int32_t>(*v);
+    total += *v;
+  }
+  if (total == 0) return format_error("metadata key '" + key + "' has no positive section");
+  return Status();
+}
+
+// The {arch}.ssm.* keys and the layer pattern of a hybrid model.
+Status load_linear_attention(const gguf::GgufFile& f, const std::string& a, Hparams* hp) {
+  LES_ASSIGN_OR_RETURN(hp->ssm_d_conv, read_count(f, a + "ssm.conv_kernel", false, 0));
+  LES_ASSIGN_OR_RETURN(hp->ssm_d_inner, read_count(f, a + "ssm.inner_size", false, 0));
+  LES_ASSIGN_OR_RETURN(hp->ssm_d_state, read_count(f, a + "ssm.state_size", false, 0));
+  LES_ASSIGN_OR_RETURN(hp->ssm_dt_rank, read_count(f, a + "ssm.time_step_rank", false, 0));
+  LES_ASSIGN_OR_RETURN(hp->ssm_n_group, read_count(f, a + "ssm.group_count", false, 0));
+  // Sizes that keep every product below 2^31 (the real 35B-A3B: kernel 4, state
+  // 128, 32 v heads, 16 groups).
+  if (hp->ssm_d_conv > 64 || hp->ssm_d_state > 1024 || hp->ssm_dt_rank > 4096 || hp->ssm_n_group > 4096)
+    return format_error("metadata keys '" + a + "ssm.*' out of range (conv_kernel " + std::to_string(hp->ssm_d_conv) +
+                        " <= 64, state_size " + std::to_string(hp->ssm_d_state) + " <= 1024, time_step_rank " +
+                        std::to_string(hp->ssm_dt_rank) + " and group_count " + std::to_string(hp->ssm_n_group) +
+                        " <= 4096)");
+  if (static_cast<int64_t>(hp->ssm_dt_rank) * hp->ssm_d_state != hp->ssm_d_inner)
+    return format_error("metadata key '" + a + "ssm.inner_size' (" + std::to_string(hp->ssm_d_inner) +
+                        ") is not time_step_rank x state_size (" + std::to_string(hp->ssm_dt_rank) + " x " +
+                        std::to_string(hp->ssm_d_state) + ")");
+  if (hp->ssm_dt_rank % hp->ssm_n_group != 0)
+    return format_error("metadata key '" + a + "ssm.group_count' (" + std::to_string(hp->ssm_n_group) +
+                        ") does not divide ssm.time_step_rank (" + std::to_string(hp->ssm_dt_rank) + ")");
+  hp->recurrent_layers.assign(static_cast<size_t>(hp->n_layer_all), 0);
+  const std::string rk = a + "attention.recurrent_layers";
+  if (f.find(rk) != nullptr) {
+    LES_ASSIGN_OR_RETURN(const gguf::Array* arr, f.get_array(rk));
+    if (arr->count != static_cast<uint64_t>(hp->n_layer_all))
+      return format_error("metadata key '" + rk + "' has " + std::to_string(arr->count) + " entries, block_count is " +
+                          std::to_string(hp->n_layer_all));
+    for (uint64_t i = 0; i < arr->count; ++i) {
+      std::optional<bool> b = arr->bool_at(i);
+      if (!b) {
+        const std::optional<int64_t> v = arr->int_at(i);
+        if (v && (*v == 0 || *v == 1)) b = *v == 1;
+      }
+      if (!b) return format_error("metadata key '" + rk + "'[" + std::to_string(i) + "] is not a bool");
+      if (*b && static_cast<int32_t>(i) >= hp->n_layer)
+        return format_error("metadata key '" + rk + "'[" + std::to_string(i) + "] marks an MTP block recurrent");
+      hp->recurrent_layers[i] = *b ? 1 : 0;
+    }
+  } else {
+    LES_ASSIGN_OR_RETURN(const int32_t interval, read_count(f, a + "full_attention_interval", true, 4));
+    for (int32_t il = 0; il < hp->n_layer; ++il) hp->recurrent_layers[static_cast<size_t>(il)] = (il + 1) % interval != 0;
+  }
+  return Status();
+}
+
 }  // namespace
 
 Result<Hparams> load_hparams(const gguf::GgufFile& f) {
@@ -38,7 +103,12 @@ Result<Hparams> load_hparams(const gguf::GgufFile& f) {
   if (hp.arch.empty()) return format_error("missing metadata key 'general.architecture'");
   const std::string a = hp.arch + ".";
 
-  LES_ASSIGN_OR_RETURN(hp.n_layer, read_count(f, a + "block_count", false, 0));
+  LES_ASSIGN_OR_RETURN(hp.n_layer_all, read_count(f, a + "block_count", false, 0));
+  LES_ASSIGN_OR_RETURN(hp.n_layer_nextn, read_count(f, a + "nextn_predict_layers", true, 0, true));
+  if (hp.n_layer_nextn >= hp.n_layer_all)
+    return format_error("metadata key '" + a + "nextn_predict_layers' (" + std::to_string(hp.n_layer_nextn) +
+                        ") leaves no trunk layer of block_count " + std::to_string(hp.n_layer_all));
+  hp.n_layer = hp.n_layer_all - hp.n_layer_nextn;
   LES_ASSIGN_OR_RETURN(hp.n_embd, read_count(f, a + "embedding_length", false, 0));
   LES_ASSIGN_OR_RETURN(hp.n_head, read_count(f, a + "attention.head_count", false, 0));
   LES_ASSIGN_OR_RETURN(hp.n_head_kv, read_count(f, a + "attention.head_count_kv", true, hp.n_head));
@@ -89,6 +159,9 @@ Result<Hparams> load_hparams(const gguf::GgufFile& f) {
   } else {
     if (hp.n_ff == 0) return format_error("missing metadata key '" + a + "feed_forward_length'");
   }
+
+  LES_RETURN_IF_ERROR(load_rope_sections(f, a + "rope.dimension_sections", &hp));
+  if (f.find(a + "ssm.state_size") != nullptr) LES_RETURN_IF_ERROR(load_linear_attention(f, a, &hp));
 
   const gguf::TensorInfo* emb = f.find_tensor("token_embd.weight");
   if (emb == nullptr) return format_error("missing tensor 'token_embd.weight'");

@@ -80,7 +80,9 @@ void Model::release_expert_pages() const noexcept {
 std::string Model::description() const {
   // e.g. "qwen3moe 8L 256d 32x4 experts F16"
   std::string s = hp_.arch;
-  s.append(" ").append(std::to_string(hp_.n_layer)).append("L ");
+  s.append(" ").append(std::to_string(hp_.n_layer)).append("L");
+  if (hp_.n_layer_nextn > 0) s.append("+").append(std::to_string(hp_.n_layer_nextn)).append("MTP");
+  s.append(" ");
   s.append(std::to_string(hp_.n_embd)).append("d");
   if (hp_.is_moe()) {
     s.append(" ").append(std::to_string(hp_.n_expert)).append("x").append(std::to_string(hp_.n_expert_used));

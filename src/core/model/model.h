@@ -3,7 +3,7 @@
 // serve several Contexts.
 //
 // Supported architectures: qwen3moe, llama (dense and Mixtral-style experts),
-// qwen2moe. Each one's tensor set and MoE semantics live in
+// qwen2moe, qwen35moe (hybrid Gated DeltaNet + gated attention, with MTP). Each one's tensor set and MoE semantics live in
 // src/core/model/arch/<arch>.cpp; the forward pass (forward.cpp, moe_layer.cpp) is
 // shared and driven by ArchConfig.
 //
@@ -44,6 +44,41 @@ struct ArchConfig {
   float moe_weights_scale = 0.0f;  // 0 = no scaling
   bool shared_expert = false;      // plain SwiGLU expert on every token ...
   bool shared_expert_gated = false;  // ... multiplied by sigmoid(ffn_gate_inp_shexp · x)
+  // Gated attention (qwen35moe): attn_q has 2 x n_embd_q output rows, per head
+  // [q_h (head_dim) | gate_h (head_dim)]; the attention output of head h is
+  // multiplied element-wise by sigmoid(gate_h) before attn_output.
+  bool attn_output_gate = false;
+  // IMRoPE (rope = neox pairing, Hparams::rope_sections, ops::rope_imrope).
+  bool rope_imrope = false;
+  // Attention sums in ggml's one-token (vec_dot) order for every batch size,
+  // so a token's logits are bit-identical whether it is decoded alone, in a
+  // prefill chunk or in a speculative verify batch. Off: batches of >= 2
+  // tokens use ggml's GEMM order (what llama.cpp computes for a prompt).
+  bool batch_invariant = false;
+};
+
+// The Gated DeltaNet mixer of a linear-attention layer (qwen35moe; shapes in
+// ggml ne order, fixtures README section 7). C = ssm_conv_channels.
+struct LinearAttnWeights {
+  WeightView wqkv;       // attn_qkv {n_embd, C}: rows q (n_group x d_state) | k (same) | v (d_inner)
+  WeightView wgate;      // attn_gate {n_embd, d_inner}: z, the output gate
+  WeightView conv1d;     // ssm_conv1d {d_conv, C} F32: depthwise causal conv taps
+  WeightView dt_bias;    // ssm_dt.bias {dt_rank} F32
+  WeightView a;          // ssm_a {dt_rank} F32: -exp(A_log)
+  WeightView wbeta;      // ssm_beta {n_embd, dt_rank}
+  WeightView walpha;     // ssm_alpha {n_embd, dt_rank}
+  WeightView norm;       // ssm_norm {d_state} F32: gated RMS norm weight shared by the v heads
+  WeightView wout;       // ssm_out {d_inner, n_embd}
+};
+
+// The tensors only an MTP (NextN) block has; absent optional ones fall back
+// to token_embd, output_norm and output.
+struct NextnWeights {
+  WeightView eh_proj;           // {2 n_embd, n_embd}: input [enorm(embd) ; hnorm(h)] -> n_embd
+  WeightView enorm, hnorm;      // {n_embd} F32
+  WeightView shared_head_norm;  // {n_embd} F32 (optional)
+  WeightView embed_tokens;      // {n_embd, n_vocab} (optional)
+  WeightView shared_head_head;  // {n_embd, n_vocab} (optional)
 };
 
 struct LayerWeights {
@@ -58,6 +93,9 @@ struct LayerWeights {
   WeightView gate_exps, up_exps, down_exps;  // {n_embd, n_ff_exp, n_expert}, ..., {n_ff_exp, n_embd, n_expert}
   WeightView gate_shexp, up_shexp, down_shexp;  // shared expert {n_embd, n_ff_shexp} ...
   WeightView gate_inp_shexp;     // {n_embd} F32
+  bool linear_attn = false;      // mixer: Gated DeltaNet (`lin`) instead of attention
+  LinearAttnWeights lin;
+  NextnWeights nextn;            // MTP blocks only
 
   bool is_moe() const noexcept { return router.present(); }
 };
@@ -66,6 +104,8 @@ struct ModelWeights {
   WeightView tok_embd;     // {n_embd, n_vocab}
   WeightView output_norm;  // {n_embd} F32
   WeightView output;       // {n_embd, n_vocab}; token_embd when tied
+  // Every block of the file: the trunk (0 .. n_layer - 1), then the MTP blocks
+  // (n_layer .. n_layer_all - 1) of architectures that load them.
   std::vector<LayerWeights> layers;
 };
 

@@ -8,7 +8,9 @@ Status load_architecture(const TensorLookup& t, const Hparams& hp, ArchConfig* c
   if (hp.arch == "qwen3moe") return load_qwen3moe(t, hp, cfg, w);
   if (hp.arch == "llama") return load_llama(t, hp, cfg, w);
   if (hp.arch == "qwen2moe") return load_qwen2moe(t, hp, cfg, w);
-  return unsupported_error("architecture '" + hp.arch + "' is not supported (supported: qwen3moe, llama, qwen2moe)");
+  if (hp.arch == "qwen35moe") return load_qwen35moe(t, hp, cfg, w);
+  return unsupported_error("architecture '" + hp.arch +
+                           "' is not supported (supported: qwen3moe, llama, qwen2moe, qwen35moe)");
 }
 
 Status load_embeddings(const TensorLookup& t, const Hparams& hp, bool allow_tied, ModelWeights* w) {
@@ -25,7 +27,8 @@ Status load_embeddings(const TensorLookup& t, const Hparams& hp, bool allow_tied
 Status load_attention(const TensorLookup& t, const Hparams& hp, const ArchConfig& cfg, int il, LayerWeights* l) {
   const int64_t e = hp.n_embd;
   LES_ASSIGN_OR_RETURN(l->attn_norm, t.require(blk_name(il, "attn_norm.weight"), {e}, TypeClass::f32_only));
-  LES_ASSIGN_OR_RETURN(l->wq, t.require(blk_name(il, "attn_q.weight"), {e, hp.n_embd_q()}, TypeClass::matrix));
+  const int64_t q_rows = cfg.attn_output_gate ? 2 * static_cast<int64_t>(hp.n_embd_q()) : hp.n_embd_q();
+  LES_ASSIGN_OR_RETURN(l->wq, t.require(blk_name(il, "attn_q.weight"), {e, q_rows}, TypeClass::matrix));
   LES_ASSIGN_OR_RETURN(l->wk, t.require(blk_name(il, "attn_k.weight"), {e, hp.n_embd_k()}, TypeClass::matrix));
   LES_ASSIGN_OR_RETURN(l->wv, t.require(blk_name(il, "attn_v.weight"), {e, hp.n_embd_v()}, TypeClass::matrix));
   LES_ASSIGN_OR_RETURN(l->wo, t.require(blk_name(il, "attn_output.weight"), {hp.n_head * hp.head_dim_v, e},
@@ -52,9 +55,9 @@ Status load_dense_ffn(const TensorLookup& t, const Hparams& hp, int il, LayerWei
   return Status();
 }
 
-Status load_moe_ffn(const TensorLookup& t, const Hparams& hp, int il, LayerWeights* l) {
+Status load_moe_ffn(const TensorLookup& t, const Hparams& hp, int il, LayerWeights* l, const char* norm_name) {
   const int64_t e = hp.n_embd, ne = hp.n_expert, f = hp.n_ff_exp;
-  LES_ASSIGN_OR_RETURN(l->ffn_norm, t.require(blk_name(il, "ffn_norm.weight"), {e}, TypeClass::f32_only));
+  LES_ASSIGN_OR_RETURN(l->ffn_norm, t.require(blk_name(il, norm_name), {e}, TypeClass::f32_only));
   LES_ASSIGN_OR_RETURN(l->router, t.require(blk_name(il, "ffn_gate_inp.weight"), {e, ne}, TypeClass::f32_only));
   LES_ASSIGN_OR_RETURN(l->exp_probs_b, t.optional(blk_name(il, "exp_probs_b.bias"), {ne}, TypeClass::f32_only));
   if (t.contiguous_experts() != nullptr) {
