@@ -11,7 +11,7 @@ PACKAGES=(
   libeigen3-dev liburing-dev libfmt-dev libspdlog-dev catch2 nlohmann-json3-dev libcli11-dev
   libbenchmark-dev libicu-dev
   default-jdk-headless
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev valgrind
   g++-aarch64-linux-gnu qemu-user
 )
 

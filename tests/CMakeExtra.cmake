@@ -10,3 +10,17 @@ if(TARGET les)
     set_tests_properties(tools_inspect_${mode} PROPERTIES SKIP_RETURN_CODE 77 LABELS tools)
   endforeach()
 endif()
+
+# A short `les run` under valgrind's memcheck: no error of any kind (not under
+# the sanitizers, which valgrind cannot run with). Skips (77) without valgrind
+# or fixtures, fails under CI=true.
+if(TARGET les AND NOT LES_SANITIZE)
+  find_program(LES_VALGRIND valgrind)
+  if(NOT LES_VALGRIND)
+    set(LES_VALGRIND valgrind-not-found)
+  endif()
+  add_test(NAME tools_run_valgrind
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/valgrind_run.sh ${LES_VALGRIND} $<TARGET_FILE:les>
+                   ${LES_FIXTURES_DIR})
+  set_tests_properties(tools_run_valgrind PROPERTIES SKIP_RETURN_CODE 77 LABELS tools)
+endif()

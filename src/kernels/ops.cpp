@@ -80,6 +80,9 @@ void softmax(float* x, int64_t n, bool padded) {
     float lanes[16];
     const int64_t m = n - i;
     for (int64_t l = 0; l < m; ++l) lanes[l] = x[i + l] - mx;
+    // The masked lanes get a defined input (exp16 branches on every lane's
+    // range) whose result is discarded below.
+    for (int64_t l = m; l < 16; ++l) lanes[l] = 0.0f;
     exp16(lanes, lanes);
     for (int64_t l = m; l < 16; ++l) lanes[l] = 0.0f;
     for (int64_t l = 0; l < m; ++l) x[i + l] = lanes[l];
