@@ -4,6 +4,8 @@
 #include <string>
 
 #include "capi_internal.h"
+#include "core/model/thread_count.h"
+#include "kernels/thread_pool.h"
 
 using les::capi::fail;
 using les::capi::guarded;
@@ -80,8 +82,10 @@ les_status les_context_create(les_model* model, const les_context_params* params
     les_context_params p = les_context_default_params();
     les::Status s = les::capi::copy_versioned_in(params, p, kContextParamsV1, "les_context_params");
     if (!s.ok()) return fail(s);
-    if (p.n_ctx < 0 || p.n_batch < 0 || p.n_threads < 0)
-      return fail(les::invalid_argument_error("les_context_params: n_ctx, n_batch and n_threads must be >= 0"));
+    if (p.n_ctx < 0 || p.n_batch < 0)
+      return fail(les::invalid_argument_error("les_context_params: n_ctx and n_batch must be >= 0"));
+    s = les::check_thread_count(p.n_threads, "les_context_params.n_threads");
+    if (!s.ok()) return fail(s);
     les::ContextParams cp;
     cp.n_ctx = p.n_ctx;
     cp.n_batch = p.n_batch > 0 ? p.n_batch : 512;
@@ -105,6 +109,8 @@ les_status les_context_create(les_model* model, const les_context_params* params
     return LES_OK;
   });
 }
+
+int32_t les_max_threads(void) { return les::kernels::ThreadPool::max_threads(); }
 
 void les_context_free(les_context* ctx) { delete ctx; }
 

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "capi_internal.h"
+#include "core/model/thread_count.h"
 #include "core/gguf/gguf_reader.h"
 #include "log_sink.h"
 
@@ -76,9 +77,8 @@ les_status les_model_load(const char* path, const les_model_params* params, les_
     les_model_params p = les_model_default_params();
     les::Status s = les::capi::copy_versioned_in(params, p, kModelParamsV1, "les_model_params");
     if (!s.ok()) return fail(s);
-    if (p.n_threads < 0)
-      return fail(les::invalid_argument_error("les_model_params.n_threads is " + std::to_string(p.n_threads) +
-                                              "; must be >= 0 (0 = all cores)"));
+    s = les::check_thread_count(p.n_threads, "les_model_params.n_threads");
+    if (!s.ok()) return fail(s);
     auto state = std::make_shared<les::capi::ModelState>();
     state->params = p;
     state->logger = les::capi::make_logger(p.log_callback, p.log_user_data, p.log_level);

@@ -40,7 +40,8 @@ typedef struct les_context_params {
   uint32_t struct_size; /* sizeof(les_context_params); set by les_context_default_params() */
   int32_t n_ctx;        /* tokens the KV cache holds; 0 = min(model's training context, 4096) */
   int32_t n_batch;      /* max tokens per forward chunk during prefill; 0 = 512 */
-  int32_t n_threads;    /* 0 = the model's n_threads */
+  int32_t n_threads;    /* 0 = the model's n_threads; at most les_max_threads(), above it
+                           les_context_create() returns LES_ERR_INVALID_ARGUMENT */
   les_kv_type kv_type;  /* KV cache element type; default LES_KV_F16 (LES_KV_Q8_0 gives
                            LES_ERR_UNSUPPORTED where this build lacks it) */
   /* --- appended in 0.2 (moved from les_model_params): expert streaming (les_stream.h). A caller
@@ -65,6 +66,11 @@ typedef struct les_context_params {
 /* Defaults: struct_size set, n_ctx 0, n_batch 0, n_threads 0, LES_KV_F16, experts resident
  * (expert_budget_bytes 0), prefetch_candidates -1, LES_IO_AUTO, LES_EVICTION_LFU_AGED. Thread-safe. */
 LES_API les_context_params les_context_default_params(void);
+
+/* The largest n_threads that les_model_params and les_context_params accept:
+ * 4 x this machine's hardware threads (256 when the count is unknown). More
+ * threads than hardware threads only time-slice the same cores. Thread-safe. */
+LES_API int32_t les_max_threads(void);
 
 /* Creates a context over `model` (borrowed; keep it alive, see les_model_free).
  * `params` may be NULL (defaults). Errors: LES_ERR_INVALID_ARGUMENT (NULL

@@ -17,7 +17,8 @@ extern "C" {
 
 typedef struct les_model_params {
   uint32_t struct_size;        /* sizeof(les_model_params) as compiled by the caller; set by les_model_default_params() */
-  int32_t n_threads;           /* compute threads; 0 = number of cores */
+  int32_t n_threads;           /* compute threads; 0 = number of cores; at most les_max_threads(),
+                                  above it les_model_load() returns LES_ERR_INVALID_ARGUMENT */
   les_log_callback log_callback; /* NULL = log to stderr at WARN and above */
   void *log_user_data;         /* passed to log_callback */
   les_log_level log_level;     /* minimum level delivered; default LES_LOG_WARN */

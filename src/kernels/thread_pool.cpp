@@ -1,6 +1,8 @@
 // Fork-join thread pool; see thread_pool.h.
 #include "kernels/thread_pool.h"
 
+#include <algorithm>
+
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>  // _mm_pause (SSE2, baseline x86-64)
 #endif
@@ -22,6 +24,11 @@ inline void cpu_relax() {
 }
 
 }  // namespace
+
+int ThreadPool::max_threads() noexcept {
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 256 : static_cast<int>(std::min(4u * hw, 1u << 20));
+}
 
 ThreadPool::ThreadPool(int n_threads)
     : n_threads_(n_threads < 1 ? 1 : n_threads),

@@ -41,8 +41,17 @@ class ThreadPool {
     void (*call_)(void*, int64_t, int64_t, int);
   };
 
-  // n_threads >= 1 participants in total (values < 1 are treated as 1).
+  // n_threads >= 1 participants in total (values < 1 are treated as 1). The
+  // model and context refuse counts above max_threads() before they get here
+  // (core/model/thread_count.h).
   explicit ThreadPool(int n_threads);
+
+  // The most participants a pool may have: 4 x std::thread::hardware_concurrency()
+  // (256 when the hardware count is unknown). More threads than hardware threads
+  // only time-slice the same cores (5000 on a 2-core machine: 52 s per token),
+  // and starting tens of thousands stalls the process for minutes.
+  // Thread-safe.
+  static int max_threads() noexcept;
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;

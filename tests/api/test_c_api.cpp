@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <climits>
 #include <cstddef>
 #include <cstddef>
 #include <cstring>
@@ -72,6 +73,43 @@ TEST_CASE("C API: load errors name the problem", "[api]") {
   CHECK(std::string(les_last_error()).find("struct_size") != std::string::npos);
   p.struct_size = 2;
   CHECK(les_model_load(garbage.c_str(), &p, &m) == LES_ERR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("C API: n_threads above les_max_threads() is refused, naming the maximum", "[api]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  const unsigned hw = std::thread::hardware_concurrency();
+  const int32_t max = les_max_threads();
+  CHECK(max == (hw ? static_cast<int32_t>(4 * hw) : 256));
+  for (int32_t n : {max + 1, 100000, INT32_MAX}) {
+    INFO("n_threads " << n);
+    les_model_params mp = les_model_default_params();
+    mp.n_threads = n;
+    les_model* m = reinterpret_cast<les_model*>(0x1);
+    CHECK(les_model_load(path.c_str(), &mp, &m) == LES_ERR_INVALID_ARGUMENT);
+    CHECK(m == nullptr);
+    const std::string err = les_last_error();
+    CHECK(err.find("n_threads") != std::string::npos);
+    CHECK(err.find("maximum " + std::to_string(max)) != std::string::npos);
+    les_model_free(m == reinterpret_cast<les_model*>(0x1) ? nullptr : m);
+  }
+  Loaded l;
+  les_model_params mp = les_model_default_params();
+  mp.n_threads = max;  // the maximum itself is accepted
+  REQUIRE(les_model_load(path.c_str(), &mp, &l.model) == LES_OK);
+  les_context_params cp = les_context_default_params();
+  cp.n_ctx = 16;
+  for (int32_t n : {max + 1, INT32_MAX}) {
+    INFO("n_threads " << n);
+    cp.n_threads = n;
+    les_context* c = reinterpret_cast<les_context*>(0x1);
+    CHECK(les_context_create(l.model, &cp, &c) == LES_ERR_INVALID_ARGUMENT);
+    CHECK(c == nullptr);
+    CHECK(std::string(les_last_error()).find("maximum " + std::to_string(max)) != std::string::npos);
+  }
+  cp.n_threads = max;
+  REQUIRE(les_context_create(l.model, &cp, &l.ctx) == LES_OK);
+  const les_token t = 1;
+  CHECK(les_context_decode(l.ctx, &t, 1) == LES_OK);
 }
 
 TEST_CASE("C API: NULL handles are rejected, not dereferenced", "[api]") {

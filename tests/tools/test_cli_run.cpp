@@ -56,7 +56,8 @@ TEST_CASE("les run: bad arguments exit 2 with a message", "[cli]") {
                         Case{"run --eviction random", "--eviction"}, Case{"run --no-such-flag", "no-such-flag"},
                         Case{"run --temp abc", "--temp"}, Case{"run --budget-mb inf", "budget"},
                         Case{"run --budget-mb nan", "budget"}, Case{"run --budget-mb 1e14", "budget"},
-                        Case{"run --prefetch-c -7", "prefetch"}}) {
+                        Case{"run --prefetch-c -7", "prefetch"}, Case{"run -t 100000", "maximum"},
+                        Case{"run -t 2147483647", "maximum"}}) {
     auto r = run_les(std::string(c.args) + " -m /nonexistent.gguf");
     INFO(c.args);
     CHECK(r.exit_code == 2);

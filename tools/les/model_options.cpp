@@ -67,6 +67,13 @@ int validate_model_options(const char* tool, const ModelOptions& o) {
     std::fprintf(stderr, "les %s: -t must be >= 0 (0 = all cores), got %d\n", tool, o.n_threads);
     return 2;
   }
+  if (o.n_threads > les_max_threads()) {
+    std::fprintf(stderr,
+                 "les %s: -t %d is above the maximum %d (4 x the hardware threads; more only time-slice the same "
+                 "cores)\n",
+                 tool, o.n_threads, les_max_threads());
+    return 2;
+  }
   // 1 TiB: far beyond any device, and exactly representable in the uint64 byte count.
   constexpr double kMaxBudgetMib = 1024.0 * 1024.0;
   if (!std::isfinite(o.budget_mb) || o.budget_mb < 0 || o.budget_mb > kMaxBudgetMib) {

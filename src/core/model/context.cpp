@@ -4,11 +4,14 @@
 #include <cstring>
 #include <thread>
 
+#include "core/model/thread_count.h"
+
 namespace les {
 
 Status Context::check_params(const ContextParams& p) {
   if (p.n_ctx < 0) return invalid_argument_error("ContextParams.n_ctx " + std::to_string(p.n_ctx) + " is negative");
   if (p.n_batch < 1) return invalid_argument_error("ContextParams.n_batch " + std::to_string(p.n_batch) + " < 1");
+  LES_RETURN_IF_ERROR(check_thread_count(p.n_threads, "ContextParams.n_threads"));
   return Status();
 }
 

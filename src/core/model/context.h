@@ -28,7 +28,8 @@ namespace les {
 struct ContextParams {
   int32_t n_ctx = 0;       // tokens; 0 = min(model's context_length, 4096)
   int32_t n_batch = 512;   // max tokens per forward chunk (prefill)
-  int n_threads = 0;       // kernel threads incl. the caller; 0 = ModelParams.n_threads, then hardware
+  int n_threads = 0;       // kernel threads incl. the caller; 0 = ModelParams.n_threads, then hardware;
+                           // at most kernels::ThreadPool::max_threads()
   GgmlType kv_type = GgmlType::F16;  // KV cache type: F16 or Q8_0 (kv_cache.h; Q8_0 needs head_dim % 32 == 0)
   // Keep every decoded token's final hidden state after output_norm
   // (hidden_all()): the input of an MTP draft head. The last layer then runs
@@ -46,7 +47,8 @@ class Context {
   // a multiple of 32), out_of_memory. `model` must outlive the Context.
   static Result<std::unique_ptr<Context>> create(const Model& model, const ContextParams& p,
                                                  std::unique_ptr<ExpertSource> experts = nullptr);
-  // The checks create() makes on `p` alone. Errors: invalid_argument (n_ctx < 0, n_batch < 1).
+  // The checks create() makes on `p` alone. Errors: invalid_argument (n_ctx < 0, n_batch < 1,
+  // n_threads outside [0, ThreadPool::max_threads()], see thread_count.h).
   static Status check_params(const ContextParams& p);
 
   // Appends tokens at positions n_past()..n_past()+n-1 and runs the forward pass

@@ -9,6 +9,7 @@
 #include "core/gguf/expert_layout.h"
 #include "core/gguf/gguf_reader.h"
 #include "core/model/arch/arch_loaders.h"
+#include "core/model/thread_count.h"
 
 namespace les {
 
@@ -43,6 +44,7 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const ModelP
 }
 
 Result<std::unique_ptr<Model>> Model::from_gguf(std::unique_ptr<gguf::GgufFile> file, const ModelParams& params) {
+  LES_RETURN_IF_ERROR(check_thread_count(params.n_threads, "ModelParams.n_threads"));
   std::unique_ptr<Model> m(new Model());
   m->params_ = params;
   m->file_ = std::move(file);

@@ -28,7 +28,7 @@ class GgufFile;
 }
 
 struct ModelParams {
-  int n_threads = 0;      // 0 = hardware_concurrency
+  int n_threads = 0;      // 0 = hardware_concurrency; at most ThreadPool::max_threads() (thread_count.h)
   bool use_mmap = true;   // must be true: weights are views into the mapping
 };
 
