@@ -163,6 +163,9 @@ les_status les_context_trim(les_context* ctx, int32_t n_keep) {
   });
 }
 
+// Async-signal-safe (les_context.h): a lock-free atomic store and nothing else.
+static_assert(std::atomic<bool>::is_always_lock_free);
+
 void les_context_cancel(les_context* ctx) {
   if (ctx != nullptr) ctx->cancel.store(true, std::memory_order_relaxed);
 }

@@ -110,7 +110,8 @@ LES_API les_status les_context_reset(les_context *ctx);
 LES_API les_status les_context_trim(les_context *ctx, int32_t n_keep);
 
 /* Asks a running les_generate() on this context to stop after the current
- * token. Thread-safe: may be called from any thread. */
+ * token. Thread-safe: may be called from any thread. Async-signal-safe (one
+ * lock-free atomic store), so a SIGINT handler may call it. */
 LES_API void les_context_cancel(les_context *ctx);
 
 #ifdef __cplusplus

@@ -16,7 +16,9 @@
 // object on stdout at the end: the text, the same figures and (with
 // --budget-mb) the streaming statistics; the stderr lines stay.
 // Exit codes: 0 success, 1 runtime error (missing or malformed model...),
-// 2 bad arguments.
+// 2 bad arguments, 128 + N after signal N (interrupt.h: the first Ctrl-C or
+// SIGTERM stops generation, and the text, "stop: cancelled" and the statistics
+// are still printed; a second one exits at once).
 //
 // --budget-mb N streams routed experts through an N MiB expert cache
 // (les_context_params.expert_budget_bytes; --prefetch-c, --io, --eviction set
@@ -38,6 +40,7 @@
 #include <nlohmann/json.hpp>
 
 #include "les/commands.h"
+#include "les/interrupt.h"
 #include "les/model_options.h"
 #include "les/run_report.h"
 #include "les/text_input.h"
@@ -102,10 +105,13 @@ int run(RunOptions o) {
   const les_generate_params gp = generate_params(o.sampling, stops);
   Output out;
   out.json = o.json;
+  InterruptScope interrupt(ctx.p, kTool);
   const les_status st = les_generate(ctx.p, o.prompt.c_str(), &gp, print_piece, &out);
   std::fputc('\n', stderr);
-  // A full context ends generation like n_predict does: what fit was printed.
-  if (st != LES_OK && st != LES_ERR_CONTEXT_FULL) return fail_c(kTool, "generation", st, les_context_last_error(ctx.p));
+  // A full context ends generation like n_predict does, and so does an
+  // interrupt: what fit (what was generated) was printed.
+  if (st != LES_OK && st != LES_ERR_CONTEXT_FULL && st != LES_ERR_CANCELLED)
+    return fail_c(kTool, "generation", st, les_context_last_error(ctx.p));
   les_generate_stats stats{};
   stats.struct_size = sizeof stats;
   if (les_status s = les_context_generate_stats(ctx.p, &stats); s != LES_OK)
@@ -124,7 +130,7 @@ int run(RunOptions o) {
     j["stream"] = streaming ? stream_stats_json(model.p, ctx.p) : nlohmann::json(nullptr);
     std::printf("%s\n", j.dump().c_str());
   }
-  return 0;
+  return interrupt.signal_number() != 0 ? interrupt.exit_code() : 0;
 }
 
 }  // namespace

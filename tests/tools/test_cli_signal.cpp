@@ -1,0 +1,65 @@
+// `les run` under real signals, sent to a child process while it generates:
+// the first SIGINT (Ctrl-C) or SIGTERM cancels the generation, and the text
+// generated so far, "stop: cancelled" and the statistics are still printed,
+// exit code 128 + signal; a second signal exits at once, without the summary.
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "support/child_process.h"
+#include "support/cli_tool.h"
+#include "support/fixtures.h"
+
+using les::test::ChildProcess;
+
+namespace {
+
+// A greedy run that takes seconds (8192 tokens of context, no stop at EOS), so
+// a signal sent when its first text arrives finds it generating.
+std::vector<std::string> long_run(const std::string& model) {
+  return {les::test::les_binary(), "run", "-m", model, "--temp", "0", "-n", "-1", "--ignore-eos", "-c", "8192",
+          "-t", "1", "-p", "CHAPTER XII."};
+}
+
+}  // namespace
+
+TEST_CASE("les run: the first SIGINT or SIGTERM stops generation and still prints the summary", "[cli][signal]") {
+  LES_REQUIRE_FIXTURE(model, "trained/tiny-qwen3moe-Q4_K_M.gguf");
+  for (int sig : {SIGINT, SIGTERM}) {
+    INFO("signal " << sig);
+    ChildProcess child(long_run(model));
+    REQUIRE(child.wait_for_stdout(1, 120));  // generating
+    child.signal(sig);
+    REQUIRE(child.wait(120));
+    INFO("stderr: " << child.err());
+    CHECK(child.term_signal() == 0);  // handled, not killed by it
+    CHECK(child.exit_code() == 128 + sig);
+    CHECK(child.err().find("interrupted") != std::string::npos);
+    CHECK(child.err().find("(stop: cancelled)") != std::string::npos);
+    CHECK(child.err().find("les run: prefill ") != std::string::npos);  // the statistics lines
+    CHECK(child.err().find("les run: peak RSS") != std::string::npos);
+    CHECK_FALSE(child.out().empty());  // the text generated before the signal
+  }
+}
+
+TEST_CASE("les run: a second signal exits at once, without the summary", "[cli][signal]") {
+  LES_REQUIRE_FIXTURE(model, "trained/tiny-qwen3moe-Q4_K_M.gguf");
+  ChildProcess child(long_run(model));
+  REQUIRE(child.wait_for_stdout(1, 120));
+  // Both signals are pending when the child resumes, so the second is handled
+  // before generation can observe the first (Linux delivers SIGINT, the lower
+  // number, first: the exit code is then 128 + SIGTERM).
+  child.signal(SIGSTOP);
+  child.signal(SIGTERM);
+  child.signal(SIGINT);
+  child.signal(SIGCONT);
+  REQUIRE(child.wait(120));
+  INFO("stderr: " << child.err());
+  CHECK(child.term_signal() == 0);
+  CHECK((child.exit_code() == 128 + SIGINT || child.exit_code() == 128 + SIGTERM));
+  CHECK(child.err().find("interrupted") != std::string::npos);
+  CHECK(child.err().find("(stop: cancelled)") == std::string::npos);
+  CHECK(child.err().find("les run: peak RSS") == std::string::npos);
+}
