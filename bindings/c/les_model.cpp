@@ -96,6 +96,7 @@ les_status les_model_load(const char* path, const les_model_params* params, les_
                                          "' has no tokenizer (no tokenizer.ggml.model key); les.h needs one"));
     }
     state->tokenizer = &state->model->tokenizer();
+    for (const std::string& w : state->tokenizer->vocab().warnings()) state->logger->warn("{}", w);
     state->logger->info("loaded '{}': {}", path, state->model->description());
     auto* handle = new les_model{std::move(state)};
     *out_model = handle;

@@ -12,20 +12,7 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 }  // namespace
 
-std::vector<int32_t> end_of_generation_tokens(const Vocab& vocab) {
-  // End-of-turn markers of common chat templates (ChatML, Llama 3, Gemma, Phi-3).
-  static constexpr std::string_view kEogTexts[] = {"<|im_end|>", "<|endoftext|>", "<|eot_id|>",
-                                                   "<|eom_id|>", "<end_of_turn>", "<|end|>"};
-  std::vector<int32_t> out;
-  if (vocab.is_valid_id(vocab.eos())) out.push_back(vocab.eos());
-  for (std::string_view t : kEogTexts) {
-    const int32_t id = vocab.find(t);
-    if (id != kNoToken && vocab.type(id) == TokenType::control &&
-        std::find(out.begin(), out.end(), id) == out.end())
-      out.push_back(id);
-  }
-  return out;
-}
+std::vector<int32_t> end_of_generation_tokens(const Vocab& vocab) { return vocab.eog(); }
 
 const char* stop_reason_name(StopReason r) noexcept {
   switch (r) {

@@ -58,9 +58,8 @@ struct GenerateStats {
   double decode_tok_per_s() const { return decode_seconds > 0 ? n_decoded / decode_seconds : 0; }
 };
 
-// Tokens that end generation: the vocab's EOS plus CONTROL tokens with a
-// known end-of-turn text (<|im_end|>, <|endoftext|>, <|eot_id|>, <|eom_id|>,
-// <end_of_turn>, <|end|>), as llama.cpp's end-of-generation set.
+// Tokens that end generation: Vocab::eog(), the vocab's EOS plus every
+// end-of-turn marker llama.cpp recognises (core/tokenizer/token_rules.h).
 std::vector<int32_t> end_of_generation_tokens(const Vocab& vocab);
 
 // Receives each piece of generated text (complete UTF-8 unless the model

@@ -93,6 +93,7 @@ int tokenize(TokenizeArgs a) {
     std::fprintf(stderr, "les tokenize: %s: %s\n", a.model.c_str(), tok.status().to_string().c_str());
     return 1;
   }
+  for (const std::string& w : (*tok)->vocab().warnings()) std::fprintf(stderr, "les tokenize: warning: %s\n", w.c_str());
   const auto ids = (*tok)->tokenize(a.text, !a.no_special, a.parse_special);
   if (!ids.ok()) {
     std::fprintf(stderr, "les tokenize: %s\n", ids.status().to_string().c_str());

@@ -91,6 +91,9 @@ bool falcon_punct(const CodePoint& c) {
   }
 }
 
+// [\p{P}$+<=>^~|] (llama.cpp's default pre-tokenizer; falcon's class without the backtick)
+bool default_punct(const CodePoint& c) { return c.cp != '`' && falcon_punct(c); }
+
 // ---------------------------------------------------------------------------
 // Building blocks
 
@@ -181,6 +184,8 @@ size_t match_ascii_digits3(const CodePoint* s, size_t n, size_t pos) {
 }
 // [\p{P}$+<=>^~|`]+
 size_t match_falcon_punct(const CodePoint* s, size_t n, size_t pos) { return run(s, n, pos, falcon_punct); }
+// [\p{P}$+<=>^~|]+
+size_t match_default_punct(const CodePoint* s, size_t n, size_t pos) { return run(s, n, pos, default_punct); }
 // \s?[cased letters]+
 size_t match_ds_letters(const CodePoint* s, size_t n, size_t pos) { return opt_then_run(s, n, pos, is_ws, ds_letter); }
 // \s?[!-/:-~...]+
@@ -205,7 +210,7 @@ struct Definition {
 
 const std::vector<Definition>& definitions() {
   static const std::vector<Definition> defs = {
-      {"default", {match_gpt2}, false},
+      {"default", {match_default_punct, match_gpt2, match_digits, match_ascii_digits3}, false},
       {"gpt-2", {match_gpt2}, false},
       {"gpt2", {match_gpt2}, false},
       {"mpt", {match_gpt2}, false},

@@ -11,7 +11,11 @@
 // Lookarounds and `$` refer to the end of the current piece.
 //
 // Supported names and their patterns (from the models' tokenizer.json):
-//   default, gpt-2, gpt2, mpt:  's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+//   gpt-2, gpt2, mpt:   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+//   default:            [\p{P}$+<=>^~|]+ ; then gpt2 ; then \p{N}+ ; then [0-9][0-9][0-9]
+//                       (llama.cpp's LLAMA_VOCAB_PRE_TYPE_DEFAULT, used for a GGUF
+//                       without tokenizer.ggml.pre: punctuation runs, apostrophes
+//                       included, and digit runs in threes are split off first)
 //   llama3, llama-bpe:  (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}
 //                       | ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+   (and ignore_merges)
 //   qwen2:              as llama3 with \p{N} (single digits)

@@ -6,6 +6,8 @@
 
 #include "core/tokenizer/tokenizer_bpe.h"
 #include "core/tokenizer/tokenizer_spm.h"
+#include "core/tokenizer/tokenizer_wpm.h"
+#include "core/tokenizer/token_rules.h"
 #include "core/tokenizer/utf8.h"
 
 namespace les {
@@ -27,6 +29,8 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::create(std::shared_ptr<const Vocab
       return create_spm_tokenizer(std::move(vocab));
     case VocabModel::bpe:
       return create_bpe_tokenizer(std::move(vocab));
+    case VocabModel::wpm:
+      return create_wpm_tokenizer(std::move(vocab));
   }
   return internal_error("Tokenizer::create: unhandled vocab model");
 }
@@ -37,55 +41,80 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::from_gguf(const gguf::GgufFile& fi
 }
 
 Tokenizer::Tokenizer(std::shared_ptr<const Vocab> vocab) : vocab_(std::move(vocab)) {
-  for (int32_t id = 0; id < vocab_->n_tokens(); ++id) {
-    if (!is_special_type(vocab_->type(id)) || vocab_->text(id).empty()) continue;
-    specials_by_first_byte_[static_cast<unsigned char>(vocab_->text(id)[0])].push_back(id);
-  }
-  for (auto& [byte, ids] : specials_by_first_byte_) {
-    std::stable_sort(ids.begin(), ids.end(), [this](int32_t a, int32_t b) {
-      return vocab_->text(a).size() > vocab_->text(b).size();
-    });
-  }
+  for (int32_t id = 0; id < vocab_->n_tokens(); ++id)
+    if (is_special_type(vocab_->type(id)) && !vocab_->text(id).empty()) specials_.push_back(id);
+  std::stable_sort(specials_.begin(), specials_.end(), [this](int32_t a, int32_t b) {
+    return vocab_->text(a).size() > vocab_->text(b).size();
+  });
 }
 
 Tokenizer::~Tokenizer() = default;
 
 bool Tokenizer::strips_space_prefix() const noexcept {
-  return vocab_->model() == VocabModel::spm && vocab_->add_space_prefix();
+  return (vocab_->model() == VocabModel::spm && vocab_->add_space_prefix()) || vocab_->model() == VocabModel::wpm;
 }
+
+namespace {
+
+// A piece of the text being tokenized: a special token, or the plain text [begin, end).
+struct Fragment {
+  int32_t token = kNoToken;
+  size_t begin = 0, end = 0;
+};
+
+bool is_ascii_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+
+}  // namespace
 
 Result<std::vector<int32_t>> Tokenizer::tokenize(std::string_view text, bool add_special,
                                                  bool parse_special) const {
   std::vector<int32_t> out;
   if (add_special && vocab_->add_bos()) out.push_back(vocab_->bos());
 
-  size_t start = 0;
-  bool after_special = true;
-  for (size_t i = 0; i < text.size();) {
-    int32_t match = kNoToken;
-    const auto it = specials_by_first_byte_.find(static_cast<unsigned char>(text[i]));
-    if (it != specials_by_first_byte_.end()) {
-      for (const int32_t id : it->second) {
-        if (!parse_special && vocab_->type(id) != TokenType::user_defined) continue;
-        if (text.substr(i).starts_with(vocab_->text(id))) {
-          match = id;  // longest first
-          break;
-        }
+  std::vector<Fragment> frags, next;
+  if (!text.empty()) frags.push_back({kNoToken, 0, text.size()});
+  for (const int32_t id : specials_) {
+    const TokenType type = vocab_->type(id);
+    if (!parse_special && (type == TokenType::control || type == TokenType::unknown)) continue;
+    const std::string& t = vocab_->text(id);
+    const uint8_t strip = vocab_->strip(id);
+    next.clear();
+    bool found = false;
+    for (const Fragment& f : frags) {
+      if (f.token != kNoToken) {
+        next.push_back(f);
+        continue;
       }
+      size_t pos = f.begin;
+      for (size_t m; pos < f.end && (m = text.substr(0, f.end).find(t, pos)) != std::string_view::npos;) {
+        found = true;
+        size_t left_end = m;
+        if (strip & kStripLeft)
+          while (left_end > pos && is_ascii_space(text[left_end - 1])) --left_end;
+        if (left_end > pos) next.push_back({kNoToken, pos, left_end});
+        next.push_back({id, 0, 0});
+        pos = m + t.size();
+        if (strip & kStripRight)
+          while (pos < f.end && is_ascii_space(text[pos])) ++pos;
+      }
+      if (pos < f.end) next.push_back({kNoToken, pos, f.end});
     }
-    if (match == kNoToken) {
-      ++i;
+    if (found) frags.swap(next);
+  }
+
+  bool after_special = true;
+  for (const Fragment& f : frags) {
+    if (f.token != kNoToken) {
+      out.push_back(f.token);
+      after_special = true;
       continue;
     }
-    if (i > start) LES_RETURN_IF_ERROR(encode_text(text.substr(start, i - start), after_special, out));
-    out.push_back(match);
-    after_special = true;
-    i += vocab_->text(match).size();
-    start = i;
+    LES_RETURN_IF_ERROR(encode_text(text.substr(f.begin, f.end - f.begin), after_special, out));
+    after_special = false;
   }
-  if (start < text.size()) LES_RETURN_IF_ERROR(encode_text(text.substr(start), after_special, out));
 
   if (add_special && vocab_->add_eos()) out.push_back(vocab_->eos());
+  if (add_special && vocab_->add_sep()) out.push_back(vocab_->sep());
   return out;
 }
 

@@ -1,19 +1,23 @@
 // Tokenizer: text <-> token ids for a Vocab, plus a streaming detokenizer.
 //
-// Two algorithms, chosen by tokenizer.ggml.model:
+// Three algorithms, chosen by tokenizer.ggml.model:
 //   "llama" -> SentencePiece-style BPE over UTF-8 characters, merged by piece
 //              score, with byte fallback <0xNN> (tokenizer_spm.cpp).
 //   "gpt2"  -> byte-level BPE (GPT-2 byte<->unicode mapping) over the pieces
 //              of a regex pre-tokenizer, merged by rank (tokenizer_bpe.cpp,
 //              pre_tokenizer.h).
-// Other models (bert/WPM, t5/UGM, rwkv, ...) and unknown pre-tokenizers are
-// refused by create() with StatusCode::unsupported naming them.
+//   "bert"  -> WordPiece over lower-cased, accent-stripped words
+//              (tokenizer_wpm.cpp).
+// Other models (t5/UGM, rwkv, ...) and unknown pre-tokenizers are refused by
+// create() with StatusCode::unsupported naming them.
 //
-// Special tokens: text is first split around special-token texts, longest
-// match at the leftmost position. USER_DEFINED tokens are always matched (as
-// HF `tokenizers` and llama.cpp do with added non-special tokens); CONTROL and
-// UNKNOWN tokens only when parse_special is true. Everything else is plain
-// text for the model's algorithm.
+// Special tokens, in llama.cpp's order: for each special token, longest text
+// first (ties: lower id first), every occurrence in the text not yet claimed
+// by a longer one splits it. USER_DEFINED tokens are always matched (as HF
+// `tokenizers` and llama.cpp do with added non-special tokens); CONTROL and
+// UNKNOWN tokens only when parse_special is true. A token with the strip flags
+// of Vocab::strip() drops the ASCII whitespace before (kStripLeft) or after
+// (kStripRight) it. Everything else is plain text for the model's algorithm.
 //
 // SPM space prefix: when add_space_prefix is set, a ' ' is put in front of the
 // text at the start and after every special token (llama.cpp's behaviour, the
@@ -37,7 +41,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "core/tokenizer/vocab.h"
@@ -99,8 +102,9 @@ class Tokenizer {
   bool strips_space_prefix() const noexcept;
 
   std::shared_ptr<const Vocab> vocab_;
-  // Special tokens by first byte, longest text first.
-  std::unordered_map<unsigned char, std::vector<int32_t>> specials_by_first_byte_;
+  // CONTROL, USER_DEFINED and UNKNOWN tokens with a non-empty text, longest
+  // text first, then by id.
+  std::vector<int32_t> specials_;
 };
 
 // Turns a stream of token ids into text, holding back the bytes of a UTF-8

@@ -1,10 +1,13 @@
 #include "core/tokenizer/vocab.h"
 
+#include <algorithm>
 #include <functional>
+#include <iterator>
 
 #include <fmt/format.h>
 
 #include "core/gguf/gguf_reader.h"
+#include "core/tokenizer/token_rules.h"
 
 namespace les {
 
@@ -48,6 +51,13 @@ Result<std::vector<std::string>> read_string_array(const gguf::GgufFile& f, cons
   return out;
 }
 
+Status unsupported_model(const std::string& model) {
+  return unsupported_error(fmt::format(
+      "tokenizer model '{}' is not supported (supported: 'llama' = SentencePiece, 'gpt2' = byte-level BPE, "
+      "'bert' = WordPiece)",
+      model));
+}
+
 // Resolves an optional special id: absent -> fallback (if it exists), present
 // -> must be a valid id.
 Result<int32_t> resolve_id(const std::optional<int64_t>& v, int32_t fallback, int32_t n_tokens,
@@ -66,12 +76,10 @@ Result<Vocab> Vocab::from_gguf(const gguf::GgufFile& f) {
   VocabData d;
   LES_ASSIGN_OR_RETURN(d.model, f.get_string(kKeyModel));
   // Refuse unsupported models before reading the (possibly large) arrays.
-  if (d.model != "llama" && d.model != "gpt2") {
-    return unsupported_error(fmt::format(
-        "tokenizer model '{}' is not supported (supported: 'llama' = SentencePiece, 'gpt2' = byte-level BPE)",
-        d.model));
-  }
+  if (d.model != "llama" && d.model != "gpt2" && d.model != "bert") return unsupported_model(d.model);
   LES_ASSIGN_OR_RETURN(d.pre, f.get_string_or(kKeyPre, ""));
+  LES_ASSIGN_OR_RETURN(d.name, f.get_string_or("general.name", ""));
+  LES_ASSIGN_OR_RETURN(d.arch, f.get_string_or("general.architecture", ""));
   LES_ASSIGN_OR_RETURN(d.tokens, read_string_array(f, kKeyTokens));
 
   if (f.find(kKeyScores) != nullptr) {
@@ -102,6 +110,18 @@ Result<Vocab> Vocab::from_gguf(const gguf::GgufFile& f) {
   LES_RETURN_IF_ERROR(read_opt_id(f, "tokenizer.ggml.eos_token_id", d.eos));
   LES_RETURN_IF_ERROR(read_opt_id(f, "tokenizer.ggml.unknown_token_id", d.unk));
   LES_RETURN_IF_ERROR(read_opt_id(f, "tokenizer.ggml.padding_token_id", d.pad));
+  LES_RETURN_IF_ERROR(read_opt_id(f, "tokenizer.ggml.seperator_token_id", d.sep));
+  LES_RETURN_IF_ERROR(read_opt_bool(f, "tokenizer.ggml.normalizer.lowercase", d.lowercase));
+  LES_RETURN_IF_ERROR(read_opt_bool(f, "tokenizer.ggml.normalizer.strip_accents", d.strip_accents));
+  const char* fim_keys[6] = {"pre", "suf", "mid", "pad", "rep", "sep"};
+  for (int k = 0; k < 6; ++k)
+    d.fim_ids_given[k] = f.find(fmt::format("tokenizer.ggml.fim_{}_token_id", fim_keys[k])) != nullptr;
+  // The deprecated names of the first three.
+  for (int k = 0; k < 3; ++k) {
+    const char* old_keys[3] = {"tokenizer.ggml.prefix_token_id", "tokenizer.ggml.suffix_token_id",
+                               "tokenizer.ggml.middle_token_id"};
+    d.fim_ids_given[k] = d.fim_ids_given[k] || f.find(old_keys[k]) != nullptr;
+  }
   LES_RETURN_IF_ERROR(read_opt_bool(f, "tokenizer.ggml.add_bos_token", d.add_bos));
   LES_RETURN_IF_ERROR(read_opt_bool(f, "tokenizer.ggml.add_eos_token", d.add_eos));
   LES_RETURN_IF_ERROR(read_opt_bool(f, "tokenizer.ggml.add_space_prefix", d.add_space_prefix));
@@ -114,13 +134,18 @@ Result<Vocab> Vocab::build(VocabData d) {
     v.model_ = VocabModel::spm;
   } else if (d.model == "gpt2") {
     v.model_ = VocabModel::bpe;
+  } else if (d.model == "bert") {
+    v.model_ = VocabModel::wpm;
   } else {
-    return unsupported_error(fmt::format(
-        "tokenizer model '{}' is not supported (supported: 'llama' = SentencePiece, 'gpt2' = byte-level BPE)",
-        d.model));
+    return unsupported_model(d.model);
   }
   v.model_name_ = d.model;
   v.pre_ = d.pre.empty() ? "default" : d.pre;
+  if (d.pre.empty() && v.model_ == VocabModel::bpe)
+    v.warnings_.push_back(
+        "tokenizer.ggml.pre is missing: using llama.cpp's 'default' pre-tokenizer; the text may be split "
+        "differently from the model's own tokenizer (generation quality may suffer; regenerate the GGUF with a "
+        "current converter)");
   if (d.tokens.empty()) return format_error("tokenizer has no tokens (tokenizer.ggml.tokens is empty)");
   if (d.tokens.size() > static_cast<size_t>(INT32_MAX)) return format_error("tokenizer has too many tokens");
   const size_t n = d.tokens.size();
@@ -149,16 +174,34 @@ Result<Vocab> Vocab::build(VocabData d) {
   for (size_t i = 0; i < n; ++i) v.id_table_[v.id_slot(v.tokens_[i])] = static_cast<int32_t>(i);  // last wins
 
   const auto n_tok = static_cast<int32_t>(n);
-  const bool spm = v.model_ == VocabModel::spm;
-  LES_ASSIGN_OR_RETURN(v.bos_, resolve_id(d.bos, spm ? 1 : kNoToken, n_tok, "bos"));
+  const bool spm = v.model_ == VocabModel::spm, wpm = v.model_ == VocabModel::wpm;
+  LES_ASSIGN_OR_RETURN(v.bos_, resolve_id(d.bos, spm ? 1 : wpm ? 101 : kNoToken, n_tok, "bos"));
   LES_ASSIGN_OR_RETURN(v.eos_, resolve_id(d.eos, spm ? 2 : kNoToken, n_tok, "eos"));
-  LES_ASSIGN_OR_RETURN(v.unk_, resolve_id(d.unk, spm ? 0 : kNoToken, n_tok, "unknown"));
-  LES_ASSIGN_OR_RETURN(v.pad_, resolve_id(d.pad, kNoToken, n_tok, "padding"));
-  v.add_bos_ = d.add_bos.value_or(spm);
+  LES_ASSIGN_OR_RETURN(v.unk_, resolve_id(d.unk, spm ? 0 : wpm ? 100 : kNoToken, n_tok, "unknown"));
+  LES_ASSIGN_OR_RETURN(v.pad_, resolve_id(d.pad, wpm ? 0 : kNoToken, n_tok, "padding"));
+  LES_ASSIGN_OR_RETURN(v.sep_, resolve_id(d.sep, wpm ? 102 : kNoToken, n_tok, "separator"));
+  // WPM adds [CLS] (bos) and [SEP] with add_special whatever add_bos_token says (llama.cpp's WPM).
+  v.add_bos_ = wpm || d.add_bos.value_or(spm);
   v.add_eos_ = d.add_eos.value_or(false);
+  v.add_sep_ = wpm;
   v.add_space_prefix_ = d.add_space_prefix.value_or(spm);
+  v.lowercase_ = d.lowercase.value_or(true);
+  v.strip_accents_ = d.strip_accents.value_or(v.lowercase_);
   if (v.add_bos_ && v.bos_ == kNoToken) return format_error("tokenizer asks to add BOS but has no bos token id");
   if (v.add_eos_ && v.eos_ == kNoToken) return format_error("tokenizer asks to add EOS but has no eos token id");
+  if (v.add_sep_ && v.sep_ == kNoToken) return format_error("WPM tokenizer has no separator ([SEP]) token id");
+  for (const std::string& t : v.tokens_) v.max_token_len_ = std::max(v.max_token_len_, t.size());
+
+  TokenRuleInputs rules;
+  rules.name = d.name;
+  rules.arch = d.arch;
+  rules.pre = d.pre;
+  std::copy(std::begin(d.fim_ids_given), std::end(d.fim_ids_given), rules.fim_ids_given);
+  TokenRuleResult rr = apply_token_rules(rules, v.tokens_, v.types_, v.eos_,
+                                         [&v](std::string_view text) { return v.find(text); });
+  v.eog_ = std::move(rr.eog);
+  v.strip_ = std::move(rr.strip);
+  v.warnings_.insert(v.warnings_.end(), rr.warnings.begin(), rr.warnings.end());
 
   if (d.merges.size() > static_cast<size_t>(INT32_MAX)) return format_error("tokenizer has too many merges");
   size_t cap = 16;
