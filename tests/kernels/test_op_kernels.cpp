@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "kernel_tiers.h"
 #include "kernels/fp16.h"
 #include "kernels/kernels.h"
 #include "kernels/ops.h"
@@ -18,13 +19,6 @@ using namespace les;
 using namespace les::kernels;
 
 namespace {
-
-std::vector<const KernelTable*> simd_tables() {
-  std::vector<const KernelTable*> v;
-  for (int i = 1; i < kKernelTierCount; ++i)
-    if (const KernelTable* t = kernel_table(static_cast<KernelTier>(i))) v.push_back(t);
-  return v;
-}
 
 bool same_bits(const float* a, const float* b, size_t n) { return std::memcmp(a, b, n * sizeof(float)) == 0; }
 
@@ -48,7 +42,7 @@ TEST_CASE("SIMD exp16 equals the scalar reference bit for bit", "[op_kernels]") 
   const KernelTable* s = kernel_table(KernelTier::scalar);
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> wide(-110.0f, 95.0f), softmax_range(-30.0f, 0.0f);
-  for (const KernelTable* t : simd_tables()) {
+  for (const KernelTable* t : les::test::simd_tables()) {
     INFO(kernel_tier_name(t->tier));
     for (int rep = 0; rep < 4000; ++rep) {
       float x[16], a[16], b[16];
@@ -77,7 +71,7 @@ TEST_CASE("SIMD F16 attention sums equal the scalar reference bit for bit", "[op
   std::mt19937 rng(11);
   std::normal_distribution<float> nd(0.0f, 1.0f);
   std::uniform_real_distribution<float> ud(0.0f, 1.0f);
-  for (const KernelTable* t : simd_tables()) {
+  for (const KernelTable* t : les::test::simd_tables()) {
     INFO(kernel_tier_name(t->tier));
     for (int head_dim : {16, 40, 64, 128, 200}) {
       for (int64_t n_kv : {1, 5, 16, 17, 63, 64, 65, 130, 300}) {

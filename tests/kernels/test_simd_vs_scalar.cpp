@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_tiers.h"
 #include "kernels/block_elements.h"
 #include "kernels/kernels.h"
 #include "kernels/ref.h"
@@ -41,13 +42,6 @@ using les::test::ScaleMode;
 namespace {
 
 constexpr double kC = 4.0;  // the constant c of the bound above
-
-std::vector<const KernelTable*> simd_tables() {
-  std::vector<const KernelTable*> v;
-  for (int i = 1; i < kKernelTierCount; ++i)
-    if (const KernelTable* t = kernel_table(static_cast<KernelTier>(i))) v.push_back(t);
-  return v;
-}
 
 // Sum of |every product entering the dot| for one weight row and one activation row.
 template <typename WB, typename XB, typename CodeFn>
@@ -155,7 +149,7 @@ void check_dot(const KernelTable& table, GgmlType t, int64_t n, const void* w, c
 
 TEST_CASE("SIMD dot products match the scalar reference within the derived bound", "[kernels][simd]") {
   const KernelTable& scalar = *kernel_table(KernelTier::scalar);
-  const auto tables = simd_tables();
+  const auto tables = les::test::simd_tables();
   if (tables.empty()) les::test::mark_skipped("no SIMD tier runs on this machine");
   std::mt19937 rng(1234);
   for (const KernelTable* table : tables) {
@@ -192,7 +186,7 @@ TEST_CASE("SIMD dot products match the scalar reference within the derived bound
 TEST_CASE("SIMD dot products give identical bits from SIMD-misaligned buffers", "[kernels][simd]") {
   const KernelTable& scalar = *kernel_table(KernelTier::scalar);
   std::mt19937 rng(99);
-  for (const KernelTable* table : simd_tables()) {
+  for (const KernelTable* table : les::test::simd_tables()) {
     for (GgmlType t : les::test::dot_weight_types()) {
       const int64_t n = 1024;
       auto w = les::test::random_weights(scalar, t, 1, n, ScaleMode::normal, rng);
@@ -229,7 +223,7 @@ TEST_CASE("SIMD integer block sums are bit-exact", "[kernels][simd]") {
   const KernelTable& scalar = *kernel_table(KernelTier::scalar);
   std::mt19937 rng(7);
   const fp16_t one = fp32_to_fp16(1.0f);
-  for (const KernelTable* table : simd_tables()) {
+  for (const KernelTable* table : les::test::simd_tables()) {
     INFO("tier " << kernel_tier_name(table->tier));
     for (int rep = 0; rep < 20; ++rep) {
       // Activations with d = 1 exactly; codes from the quantiser (|q| <= 127).
@@ -413,7 +407,7 @@ TEST_CASE("SIMD activation quantisers are byte-identical to the scalar reference
     v[500] = 3.0f;
     inputs.push_back(v);
   }
-  for (const KernelTable* table : simd_tables()) {
+  for (const KernelTable* table : les::test::simd_tables()) {
     for (GgmlType act : {GgmlType::Q8_0, GgmlType::Q8_1, GgmlType::Q8_K, GgmlType::F16, GgmlType::BF16, GgmlType::F32}) {
       const size_t rb = *ggml_row_bytes(act, n);
       for (size_t k = 0; k < inputs.size(); ++k) {
