@@ -25,6 +25,13 @@ elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64|ARM64")
   list(APPEND LES_KERNEL_ISA_SOURCES ${LES_NEON_SOURCES})
 endif()
 
+# The weight quantisers' scale-search kernels promise sums without FMA (kernels.h,
+# FitKernels), which the SIMD tiers reproduce bit for bit; GCC would otherwise
+# contract a multiply and an add (intrinsics included) into an FMA wherever the
+# target has one (AVX2 TUs, every aarch64 build).
+set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/kernels/ref_quant_fit.cpp ${CMAKE_SOURCE_DIR}/src/kernels/x86/avx2_quant_fit.cpp
+             APPEND PROPERTY COMPILE_OPTIONS "-ffp-contract=off")
+
 find_package(Threads REQUIRED)
 add_library(les_kernels_obj OBJECT ${LES_KERNEL_SOURCES} ${LES_KERNEL_ISA_SOURCES})
 target_include_directories(les_kernels_obj PUBLIC ${CMAKE_SOURCE_DIR}/src)

@@ -132,6 +132,35 @@ struct DeltaRuleArgs {
   float* scratch = nullptr;          // S floats, any content
 };
 
+// The hot loops of the weight quantisers' scale search (quant_fit.h): each
+// evaluates a group of n elements (n a multiple of 8, at most 256) under
+// n_cand candidate inverse scales s[c] and returns per-candidate sums from
+// which the search solves the least-squares scale. w is null (every weight 1)
+// or n weights; x, w and s must be finite.
+// Codes are exact small integers q. Sums are in double, bit for bit on every
+// tier: element i's term is formed in double from the F32 inputs as
+// (w_i * x_i) * q or (w_i * q) * q (w_i * x_i and w_i * q are exact in
+// double, so only a product with x rounds, once) and added to lane i % 8 of
+// eight double accumulators in increasing i; the lanes are then combined as
+// ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)). No FMA anywhere.
+struct FitKernels {
+  // Symmetric, contiguous levels: q_i = clamp(nearbyint(x_i * s[c]), lo, hi)
+  // (the F32 product rounded to nearest even); sxl[c] = sum (w_i x_i) q_i,
+  // sll[c] = sum (w_i q_i) q_i.
+  void (*eval_symmetric)(const float* x, const float* w, int n, int lo, int hi, const float* s, int n_cand,
+                         double* sxl, double* sll) = nullptr;
+  // Symmetric, a table of 16 ascending levels (IQ4_NL): q_i = levels[k] with
+  // k = the number of midpoints (levels[j] + levels[j+1]) / 2 (exact halves)
+  // strictly below the F32 product x_i * s[c]; same sums.
+  void (*eval_symmetric_table16)(const float* x, const float* w, int n, const int8_t* levels, const float* s,
+                                 int n_cand, double* sxl, double* sll) = nullptr;
+  // Affine: q_i = clamp(nearbyint((x_i - x0) * s[c]), 0, qmax) (F32 subtract,
+  // then F32 multiply); sq[c] = sum w_i q_i, sqq[c] = sum (w_i q_i) q_i,
+  // sxq[c] = sum (w_i x_i) q_i.
+  void (*eval_affine)(const float* x, const float* w, int n, float x0, int qmax, const float* s, int n_cand,
+                      double* sq, double* sqq, double* sxq) = nullptr;
+};
+
 // Scratch floats OpKernels::attn_f16_kqv needs (64 lanes x head_dim_v rounded up to 16).
 inline int64_t op_kernels_kqv_scratch(int head_dim_v) { return 64 * ((static_cast<int64_t>(head_dim_v) + 15) / 16 * 16); }
 
@@ -139,6 +168,7 @@ struct KernelTable {
   KernelTier tier = KernelTier::scalar;
   TypeKernels types[kGgmlTypeCount];
   OpKernels ops;
+  FitKernels fit;
 
   const TypeKernels& of(GgmlType t) const { return types[static_cast<uint32_t>(t)]; }
 };

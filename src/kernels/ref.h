@@ -26,6 +26,7 @@
 
 #include "kernels/block_formats.h"
 #include "kernels/fp16.h"
+#include "kernels/kernels.h"
 
 namespace les::kernels {
 
@@ -126,16 +127,20 @@ KQuantBlockSums block_sums_q6_K_q8_K_ref(const block_q6_K& w, const block_q8_K& 
 
 // ---------------------------------------------------------------------------
 // Weight quantisation (for `les quantize` and generated test models): row x of
-// n floats into blocks at y. `importance` is null or n non-negative weights
-// aligned with x (an imatrix row: the mean squared activation of each input
-// column); each block then minimises sum_i importance_i * (x_i - xhat_i)^2,
-// else the plain squared error. Method (quant_fit.h): per block / sub-block a
-// grid search over scales with least-squares refinement; the K-quants fit
-// their integer sub-block scales and mins the same way, weighted by how much
-// each one moves the block's error, and every code is then recomputed for the
-// scales as stored. Not bit-compatible with ggml's quantisers (no need: any
-// decoder reads the blocks); quality is checked against ggml's relative RMSE
-// on the fixtures (tests/kernels/test_quantize_weights.cpp).
+// n floats into blocks at y, with the scale search on the scalar FitKernels
+// (weight_quantizers.h runs the same code on a SIMD tier's kernels, same
+// bytes). `importance` is null or n non-negative weights aligned with x (an
+// imatrix row: the mean squared activation of each input column); each block
+// then minimises sum_i w_i * (x_i - xhat_i)^2 with w_i = importance_i + 0.5 *
+// (the row's mean importance), else the plain squared error. Method
+// (quant_fit.h): per block / sub-block a coarse-then-fine grid search over
+// scales with least-squares refinement; the K-quants fit their integer
+// sub-block scales and mins the same way, weighted by how much each one moves
+// the block's error, move each integer scale (and min) by +-1 where that
+// lowers its sub-block's error, and recompute every code for the scales as
+// stored. Not bit-compatible with ggml's quantisers (no need: any decoder
+// reads the blocks); quality is checked against ggml's errors on the fixtures
+// (tests/kernels/test_quantize_weights.cpp).
 // Q8_0 weights use quantize_row_q8_0_weights_ref (a distinct name, not an
 // overload, so &quantize_row_q8_0_ref stays unambiguous): the activation
 // quantiser above is ggml's plain amax scaling, this one the fitted scale.
@@ -151,6 +156,16 @@ void quantize_row_q3_K_ref(const float* x, block_q3_K* y, int64_t n, const float
 void quantize_row_q4_K_ref(const float* x, block_q4_K* y, int64_t n, const float* importance);
 void quantize_row_q5_K_ref(const float* x, block_q5_K* y, int64_t n, const float* importance);
 void quantize_row_q6_K_ref(const float* x, block_q6_K* y, int64_t n, const float* importance);
+
+// FitKernels references (kernels.h states the contract), and the scalar
+// FitKernels table they form.
+void fit_eval_symmetric_ref(const float* x, const float* w, int n, int lo, int hi, const float* s, int n_cand,
+                            double* sxl, double* sll);
+void fit_eval_symmetric_table16_ref(const float* x, const float* w, int n, const int8_t* levels, const float* s,
+                                    int n_cand, double* sxl, double* sll);
+void fit_eval_affine_ref(const float* x, const float* w, int n, float x0, int qmax, const float* s, int n_cand,
+                         double* sq, double* sqq, double* sxq);
+const FitKernels& reference_fit_kernels() noexcept;
 
 // OpKernels references (kernels.h states each contract): expf_ggml on 16
 // floats, and the F16 attention score and output sums in ggml's lane order.

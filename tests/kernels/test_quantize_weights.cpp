@@ -1,8 +1,11 @@
 // Reference weight quantisers judged against ggml's on the same inputs: the
 // relative RMSE (rmse / rms(x), per row, after dequantising with the
-// bit-exact reference dequantisers) of input_4x512.f32 must stay within 1.1x
+// bit-exact reference dequantisers) of input_4x512.f32 must stay within 1.01x
 // of the rel_rmse_per_row that shared/fixtures/quant/manifest.json records for
-// ggml_quantize_chunk, with and without imatrix_512.f32 as importance.
+// ggml_quantize_chunk, with and without imatrix_512.f32 as importance. The
+// quantisers are deterministic (exact arithmetic contracts, the same bytes on
+// every tier and x86 machine), so the ratios printed here are the ones every
+// run sees; the worst is 1.0041 (q4_K row 3, the offset uniform row).
 
 #include <algorithm>
 #include <cmath>
@@ -26,7 +29,7 @@ using namespace les::kernels;
 
 constexpr int64_t kRows = 4;
 constexpr int64_t kCols = 512;
-constexpr double kAllowedRatio = 1.1;
+constexpr double kAllowedRatio = 1.01;
 
 // rel_rmse_per_row of the manifest entry whose quantized_file is `file` (4 values), read
 // with a minimal scan of the JSON text (the kernels-only build has no JSON library).
@@ -64,7 +67,7 @@ QuantizeWeightsFn quantizer(GgmlType t) {
 
 }  // namespace
 
-TEST_CASE("reference weight quantisers stay within 1.1x of ggml's relative RMSE", "[kernels][quantize]") {
+TEST_CASE("reference weight quantisers stay within 1.01x of ggml's relative RMSE", "[kernels][quantize]") {
   LES_REQUIRE_FIXTURE(xpath, "quant/input_4x512.f32");
   LES_REQUIRE_FIXTURE(impath, "quant/imatrix_512.f32");
   LES_REQUIRE_FIXTURE(mpath, "quant/manifest.json");

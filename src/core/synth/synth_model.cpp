@@ -104,15 +104,16 @@ Status check_preset(const SynthPreset& p) {
   return Status();
 }
 
-// Any type with a reference weight quantiser: F32, F16, BF16, Q4_0 ... Q8_0, Q2_K ... Q6_K, IQ4_NL.
-using QuantizeWeightsFn = kernels::QuantizeWeightsFn;
-QuantizeWeightsFn weight_quantizer(GgmlType t) { return kernels::reference_weight_quantizer(t); }
+// One row through the weight quantiser of t (any type with one: F32, F16, BF16, Q4_0 ... Q8_0,
+// Q2_K ... Q6_K, IQ4_NL), on this machine's best kernel tier (the bytes do not depend on it).
+void quantize_row(GgmlType t, const float* x, void* y, int64_t n) {
+  kernels::quantize_weights_row(kernels::default_kernel_table(), t, x, y, n, nullptr);
+}
 
 // Fills rows [r0, r1) of tensor t (rows of ne[0] elements) and encodes them
 // into `out` (row_bytes each). Element e of the tensor is generated from
 // (seed, t.stream, e), so any row range can be produced on its own.
 void encode_rows(const SynthTensor& t, uint64_t seed, int64_t r0, int64_t r1, size_t row_bytes, uint8_t* out) {
-  const QuantizeWeightsFn q = weight_quantizer(t.type);
   const int64_t cols = t.ne[0];
   std::vector<float> x(static_cast<size_t>(cols));
   for (int64_t r = r0; r < r1; ++r) {
@@ -122,7 +123,7 @@ void encode_rows(const SynthTensor& t, uint64_t seed, int64_t r0, int64_t r1, si
                                       ? t.stddev * synth_normal(seed, t.stream, e)
                                       : static_cast<float>(0.8 + 0.4 * synth_uniform(seed, t.stream, e));
     }
-    q(x.data(), out + static_cast<size_t>(r - r0) * row_bytes, cols, nullptr);
+    quantize_row(t.type, x.data(), out + static_cast<size_t>(r - r0) * row_bytes, cols);
   }
 }
 
@@ -271,12 +272,11 @@ BlockPool make_pool(const PoolKey& k, uint64_t seed) {
   float stddev;
   std::memcpy(&stddev, &k.stddev_bits, sizeof stddev);
   const uint64_t stream = hash3(static_cast<uint64_t>(k.type), static_cast<uint64_t>(k.unit), k.stddev_bits) | (1ull << 63);
-  const QuantizeWeightsFn q = weight_quantizer(k.type);
   std::vector<float> x(static_cast<size_t>(k.unit));
   for (int64_t b = 0; b < kPoolBlocks; ++b) {
     for (int64_t i = 0; i < k.unit; ++i)
       x[static_cast<size_t>(i)] = stddev * synth_normal(seed, stream, static_cast<uint64_t>(b * k.unit + i));
-    q(x.data(), pool.bytes.data() + static_cast<size_t>(b) * pool.unit_bytes, k.unit, nullptr);
+    quantize_row(k.type, x.data(), pool.bytes.data() + static_cast<size_t>(b) * pool.unit_bytes, k.unit);
   }
   return pool;
 }
@@ -314,7 +314,7 @@ Result<SynthInfo> write_synth_model(const SynthPreset& p, const SynthOptions& op
   LES_RETURN_IF_ERROR(check_preset(p));
   const SynthTypes types{opts.type, opts.expert_type.value_or(opts.type), opts.output_type.value_or(opts.type)};
   for (GgmlType t : {types.matrix, types.expert, types.output})
-    if (weight_quantizer(t) == nullptr)
+    if (!kernels::weight_quantizer_available(t))
       return invalid_argument_error(std::string("synth: LES cannot write weights of type ") + ggml_type_name(t));
   LES_ASSIGN_OR_RETURN(SpmVocab vocab, learn_spm_vocab(default_vocab_text(), p.n_vocab_max));
   pad_vocab(vocab, p.n_vocab_pad);

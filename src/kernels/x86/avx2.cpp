@@ -173,6 +173,9 @@ void fill_avx2_table(KernelTable& t) {
   t.ops.l2_norm = avx2::l2_norm;
   t.ops.rms_norm_gated = avx2::rms_norm_gated;
   t.ops.delta_rule = avx2::delta_rule;
+  t.fit.eval_symmetric = avx2::fit_eval_symmetric;
+  t.fit.eval_symmetric_table16 = avx2::fit_eval_symmetric_table16;
+  t.fit.eval_affine = avx2::fit_eval_affine;
 }
 
 }  // namespace les::kernels

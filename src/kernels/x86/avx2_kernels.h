@@ -29,6 +29,14 @@ void quantize_row_q8_0(const float* x, void* y, int64_t n);
 void quantize_row_q8_1(const float* x, void* y, int64_t n);
 void quantize_row_q8_K(const float* x, void* y, int64_t n);
 
+// FitKernels (kernels.h), avx2_quant_fit.cpp: bit-identical to the scalar reference.
+void fit_eval_symmetric(const float* x, const float* w, int n, int lo, int hi, const float* s, int n_cand,
+                        double* sxl, double* sll);
+void fit_eval_symmetric_table16(const float* x, const float* w, int n, const int8_t* levels, const float* s,
+                                int n_cand, double* sxl, double* sll);
+void fit_eval_affine(const float* x, const float* w, int n, float x0, int qmax, const float* s, int n_cand,
+                     double* sq, double* sqq, double* sxq);
+
 // OpKernels (kernels.h), avx2_ops.cpp.
 void exp16(const float* x, float* y);
 void attn_f16_kq(const float* q, const uint8_t* k, int64_t k_stride, int64_t n_kv, int head_dim, bool vec_dot,
