@@ -18,7 +18,8 @@ void add_bias(float* y, int64_t n, int64_t width, const WeightView& b) {
 }  // namespace
 
 Status attention_layer(const Model& model, int32_t il, KvCache& kv, int32_t kv_layer, int32_t pos0, const float* h,
-                       int64_t n, int64_t r0, float* out, AttentionLayerScratch& s, MatmulScratch& mm) {
+                       int64_t n, int64_t r0, float* out, AttentionLayerScratch& s, MatmulScratch& mm,
+                       const ForwardObservers* observers) {
   const Hparams& hp = model.hparams();
   const ArchConfig& cfg = model.config();
   const LayerWeights& l = model.weights().layers[static_cast<size_t>(il)];
@@ -30,6 +31,7 @@ Status attention_layer(const Model& model, int32_t il, KvCache& kv, int32_t kv_l
   s.k.resize(static_cast<size_t>(n * Dk));
   s.v.resize(static_cast<size_t>(n * Dv));
   s.attn.resize(static_cast<size_t>(n * Da));
+  for (const char* w : {"attn_q.weight", "attn_k.weight", "attn_v.weight"}) observe_input(observers, il, w, -1, h, n, E);
   if (cfg.attn_output_gate) {
     // Rows per head [q_h | gate_h]: split into q and gate, each n x Dq.
     s.qfull.resize(static_cast<size_t>(n * 2 * Dq));
@@ -74,6 +76,7 @@ Status attention_layer(const Model& model, int32_t il, KvCache& kv, int32_t kv_l
                  mm.pool);
   if (cfg.attn_output_gate)
     for (int64_t i = r0 * Da; i < n * Da; ++i) s.attn[static_cast<size_t>(i)] *= ops::sigmoid(s.gate[static_cast<size_t>(i)]);
+  observe_input(observers, il, "attn_output.weight", -1, s.attn.data() + r0 * Da, m, Da);
   return matmul(l.wo, s.attn.data() + r0 * Da, m, Da, out + r0 * E, E, mm);
 }
 

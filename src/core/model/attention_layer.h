@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/model/attention.h"
+#include "core/model/forward_observers.h"
 #include "core/model/kv_cache.h"
 #include "core/model/matvec.h"
 #include "core/model/model.h"
@@ -34,7 +35,9 @@ struct AttentionLayerScratch {
 // Layer il's weights; K/V go to cache layer kv_layer of `kv` (the trunk uses
 // kv_layer = il; an MTP head its own cache). Precondition: kv has room for
 // positions up to pos0 + n - 1; 0 <= r0 < n.
+// `observers` (may be null) hears the input rows of attn_q/k/v and attn_output.
 Status attention_layer(const Model& model, int32_t il, KvCache& kv, int32_t kv_layer, int32_t pos0, const float* h,
-                       int64_t n, int64_t r0, float* out, AttentionLayerScratch& s, MatmulScratch& mm);
+                       int64_t n, int64_t r0, float* out, AttentionLayerScratch& s, MatmulScratch& mm,
+                       const ForwardObservers* observers = nullptr);
 
 }  // namespace les

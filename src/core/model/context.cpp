@@ -74,7 +74,7 @@ Status Context::decode(std::span<const int32_t> tokens, bool all_logits) {
     const bool last_chunk = c0 + m == n;
     chunk_logits_.resize(static_cast<size_t>(all_logits ? m : 1) * n_vocab);
     Status st = forward_batch(model_, seq_, expert_source(), tokens.subspan(static_cast<size_t>(c0), static_cast<size_t>(m)),
-                              all_logits, chunk_logits_.data(), scratch_, &observer_,
+                              all_logits, chunk_logits_.data(), scratch_, &observers_,
                               params_.output_hidden ? hidden.data() + c0 * E : nullptr);
     if (!st.ok()) {
       // Drop the chunks of this call already appended (and the recurrent updates).

@@ -84,7 +84,10 @@ class Context {
   const SequenceState& sequence() const noexcept { return seq_; }
 
   // Debug hook: called per MoE layer with the router's decisions (tests, statistics).
-  void set_router_observer(RouterObserver obs) { observer_ = std::move(obs); }
+  void set_router_observer(RouterObserver obs) { observers_.router = std::move(obs); }
+  // Called per weight matrix with its input rows (forward_observers.h; the imatrix).
+  // An empty function removes it.
+  void set_activation_observer(ActivationObserver obs) { observers_.activations = std::move(obs); }
   // The expert source this Context runs on: its own (given to create) or the
   // model's resident one. Valid as long as the Context.
   ExpertSource& expert_source() const noexcept { return own_experts_ ? *own_experts_ : model_.resident_experts(); }
@@ -100,7 +103,7 @@ class Context {
   SequenceState seq_;
   ContextParams params_;
   std::unique_ptr<ExpertSource> own_experts_;  // null: the model's resident experts
-  RouterObserver observer_;
+  ForwardObservers observers_;
   std::unique_ptr<kernels::ThreadPool> pool_;  // owned: matmul row splits
   ForwardScratch scratch_;
   std::vector<float> logits_;      // n_vocab

@@ -12,7 +12,7 @@ const float* f32(const WeightView& w) { return reinterpret_cast<const float*>(w.
 }  // namespace
 
 Status forward_batch(const Model& model, SequenceState& seq, ExpertSource& experts, std::span<const int32_t> tokens,
-                     bool all_rows, float* logits, ForwardScratch& s, const RouterObserver* observer, float* hidden) {
+                     bool all_rows, float* logits, ForwardScratch& s, const ForwardObservers* observers, float* hidden) {
   const Hparams& hp = model.hparams();
   const ModelWeights& W = model.weights();
   const int64_t n = static_cast<int64_t>(tokens.size());
@@ -34,14 +34,15 @@ Status forward_batch(const Model& model, SequenceState& seq, ExpertSource& exper
     for (int64_t t = 0; t < n; ++t) ops::rms_norm(s.x.data() + t * E, f32(l.attn_norm), E, hp.rms_eps, s.h.data() + t * E);
     if (l.linear_attn) {
       // The recurrent state needs every row.
-      LES_RETURN_IF_ERROR(linear_attention(model, il, seq, s.h.data(), n, s.o.data(), s.lin, s.mm));
+      LES_RETURN_IF_ERROR(linear_attention(model, il, seq, s.h.data(), n, s.o.data(), s.lin, s.mm, observers));
     } else {
-      LES_RETURN_IF_ERROR(attention_layer(model, il, seq.kv(), il, pos0, s.h.data(), n, r0, s.o.data(), s.attn, s.mm));
+      LES_RETURN_IF_ERROR(
+          attention_layer(model, il, seq.kv(), il, pos0, s.h.data(), n, r0, s.o.data(), s.attn, s.mm, observers));
     }
     for (int64_t i = r0 * E; i < n * E; ++i) s.x[i] += s.o[i];
     for (int64_t t = r0; t < n; ++t) ops::rms_norm(s.x.data() + t * E, f32(l.ffn_norm), E, hp.rms_eps, s.h.data() + t * E);
     LES_RETURN_IF_ERROR(ffn_forward(model, il, experts, s.h.data() + r0 * E, n - r0, static_cast<int32_t>(r0),
-                                    s.o.data() + r0 * E, s.ffn, s.mm, observer));
+                                    s.o.data() + r0 * E, s.ffn, s.mm, observers));
     for (int64_t i = r0 * E; i < n * E; ++i) s.x[i] += s.o[i];
   }
   const int64_t norm0 = every_row ? 0 : n - 1;
@@ -49,6 +50,7 @@ Status forward_batch(const Model& model, SequenceState& seq, ExpertSource& exper
   if (hidden != nullptr) std::memcpy(hidden, s.h.data(), static_cast<size_t>(n * E) * sizeof(float));
   experts.observe_output_hidden(s.h.data() + (n - 1) * E, E);
   const int64_t out0 = all_rows ? 0 : n - 1;
+  observe_input(observers, -1, "output.weight", -1, s.h.data() + out0 * E, n - out0, E);
   return matmul(W.output, s.h.data() + out0 * E, n - out0, E, logits, hp.n_vocab, s.mm);
 }
 

@@ -41,9 +41,11 @@ struct ForwardScratch {
 // logits: if all_rows, tokens.size() x n_vocab floats, else n_vocab floats of
 // the last token. hidden: null, or tokens.size() x n_embd floats that receive
 // every token's final hidden state after output_norm (the row the LM head
-// multiplies; an MTP head's input).
+// multiplies; an MTP head's input). `observers` (may be null) hears every
+// router decision and, per weight matrix, its input rows (the last layer's
+// attention output and FFN only for the rows computed).
 Status forward_batch(const Model& model, SequenceState& seq, ExpertSource& experts, std::span<const int32_t> tokens,
-                     bool all_rows, float* logits, ForwardScratch& s, const RouterObserver* observer,
+                     bool all_rows, float* logits, ForwardScratch& s, const ForwardObservers* observers,
                      float* hidden = nullptr);
 
 }  // namespace les

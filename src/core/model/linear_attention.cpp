@@ -14,7 +14,7 @@ const float* f32(const WeightView& w) { return reinterpret_cast<const float*>(w.
 }  // namespace
 
 Status linear_attention(const Model& model, int32_t il, SequenceState& seq, const float* h, int64_t n, float* out,
-                        LinearAttnScratch& s, MatmulScratch& ms) {
+                        LinearAttnScratch& s, MatmulScratch& ms, const ForwardObservers* observers) {
   const Hparams& hp = model.hparams();
   const LinearAttnWeights& w = model.weights().layers[static_cast<size_t>(il)].lin;
   const kernels::OpKernels& kk = kernels::default_kernel_table().ops;
@@ -26,6 +26,8 @@ Status linear_attention(const Model& model, int32_t il, SequenceState& seq, cons
   s.z.resize(static_cast<size_t>(n * Dv));
   s.b.resize(static_cast<size_t>(n * nv));
   s.a.resize(static_cast<size_t>(n * nv));
+  for (const char* name : {"attn_qkv.weight", "attn_gate.weight", "ssm_beta.weight", "ssm_alpha.weight"})
+    observe_input(observers, il, name, -1, h, n, E);
   LES_RETURN_IF_ERROR(matmul(w.wqkv, h, n, E, s.qkv.data(), C, ms));
   LES_RETURN_IF_ERROR(matmul(w.wgate, h, n, E, s.z.data(), Dv, ms));
   LES_RETURN_IF_ERROR(matmul(w.wbeta, h, n, E, s.b.data(), nv, ms));
@@ -117,6 +119,7 @@ Status linear_attention(const Model& model, int32_t il, SequenceState& seq, cons
       float* o = s.o.data() + t * Dv + hv * S;
       kk.rms_norm_gated(o, f32(w.norm), s.z.data() + t * Dv + hv * S, S, hp.rms_eps, o);
     }
+  observe_input(observers, il, "ssm_out.weight", -1, s.o.data(), n, Dv);
   return matmul(w.wout, s.o.data(), n, Dv, out, E, ms);
 }
 

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/model/forward_observers.h"
 #include "core/model/matvec.h"
 #include "core/model/model.h"
 #include "core/model/sequence_state.h"
@@ -43,7 +44,8 @@ struct LinearAttnScratch {
 // out = mixer(h) for the n tokens at positions seq.n_past() .. of layer il.
 // Precondition: model.weights().layers[il].linear_attn and
 // seq.recurrent().is_recurrent(il).
+// `observers` (may be null) hears the input rows of attn_qkv, attn_gate, ssm_beta, ssm_alpha and ssm_out.
 Status linear_attention(const Model& model, int32_t il, SequenceState& seq, const float* h, int64_t n, float* out,
-                        LinearAttnScratch& s, MatmulScratch& ms);
+                        LinearAttnScratch& s, MatmulScratch& ms, const ForwardObservers* observers = nullptr);
 
 }  // namespace les

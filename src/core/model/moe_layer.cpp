@@ -3,34 +3,54 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include "kernels/ops.h"
 
 namespace les {
 namespace {
 
+// Which FFN a swiglu_ffn call computes, for the activation observer: layer,
+// expert (-1 unless routed) and the tensor-name infix ("", "_exps", "_shexp").
+struct FfnTag {
+  const ForwardObservers* observers;
+  int32_t layer;
+  int32_t expert;
+  const char* infix;
+};
+
+void observe_ffn(const FfnTag& tag, const char* matrix, const float* x, int64_t n, int64_t cols) {
+  if (tag.observers == nullptr || !tag.observers->activations) return;
+  const std::string suffix = std::string(matrix) + tag.infix + ".weight";
+  observe_input(tag.observers, tag.layer, suffix.c_str(), tag.expert, x, n, cols);
+}
+
 // y = down(silu(gate(x)) * up(x)) for n rows.
 Status swiglu_ffn(const WeightView& gate, const WeightView& up, const WeightView& down, const float* x, int64_t n,
-                  float* y, FfnScratch& s, MatmulScratch& ms) {
+                  float* y, FfnScratch& s, MatmulScratch& ms, const FfnTag& tag) {
   const int64_t e = gate.cols(), f = gate.rows();
   s.gate.resize(static_cast<size_t>(n * f));
   s.up.resize(static_cast<size_t>(n * f));
+  observe_ffn(tag, "ffn_gate", x, n, e);
+  observe_ffn(tag, "ffn_up", x, n, e);
   LES_RETURN_IF_ERROR(matmul(gate, x, n, e, s.gate.data(), f, ms));
   LES_RETURN_IF_ERROR(matmul(up, x, n, e, s.up.data(), f, ms));
   for (int64_t t = 0; t < n; ++t)  // row by row: ggml's chunks of 16 start at each row
     ops::swiglu(s.gate.data() + t * f, s.up.data() + t * f, f, s.gate.data() + t * f);
+  observe_ffn(tag, "ffn_down", s.gate.data(), n, f);
   return matmul(down, s.gate.data(), n, f, y, down.rows(), ms);
 }
 
 Status moe_forward(const Model& model, int32_t il, ExpertSource& experts, const float* h, int64_t n,
                    int32_t first_token, float* out, FfnScratch& s, MatmulScratch& ms,
-                   const RouterObserver* observer) {
+                   const ForwardObservers* observers) {
   const Hparams& hp = model.hparams();
   const ArchConfig& cfg = model.config();
   const LayerWeights& l = model.weights().layers[static_cast<size_t>(il)];
   const int64_t E = hp.n_embd, ne = hp.n_expert, k = hp.n_expert_used;
 
   // router
+  observe_input(observers, il, "ffn_gate_inp.weight", -1, h, n, E);
   s.logits.resize(static_cast<size_t>(n * ne));
   LES_RETURN_IF_ERROR(matmul(l.router, h, n, E, s.logits.data(), ne, ms));
   s.probs = s.logits;
@@ -66,7 +86,7 @@ Status moe_forward(const Model& model, int32_t il, ExpertSource& experts, const 
     if (cfg.moe_weights_scale != 0.0f)
       for (int64_t j = 0; j < k; ++j) w[j] *= cfg.moe_weights_scale;
   }
-  if (observer && *observer) {
+  if (observers && observers->router) {
     RouterObservation o;
     o.layer = il;
     o.first_token = first_token;
@@ -76,7 +96,7 @@ Status moe_forward(const Model& model, int32_t il, ExpertSource& experts, const 
     o.probs = s.probs.data();
     o.selected = s.selected.data();
     o.weights = s.weights.data();
-    (*observer)(o);
+    observers->router(o);
   }
 
   // group (token, slot) pairs by expert
@@ -119,7 +139,8 @@ Status moe_forward(const Model& model, int32_t il, ExpertSource& experts, const 
     for (int64_t r = 0; r < m; ++r)
       std::memcpy(s.gathered.data() + r * E, h + (rows[r] / k) * E, static_cast<size_t>(E) * sizeof(float));
     s.down.resize(static_cast<size_t>(m * E));
-    Status st = swiglu_ffn(mats->gate, mats->up, mats->down, s.gathered.data(), m, s.down.data(), s, ms);
+    Status st = swiglu_ffn(mats->gate, mats->up, mats->down, s.gathered.data(), m, s.down.data(), s, ms,
+                           FfnTag{observers, il, e, "_exps"});
     if (!st.ok()) {
       experts.release(il);
       return st;
@@ -146,11 +167,13 @@ Status moe_forward(const Model& model, int32_t il, ExpertSource& experts, const 
 
   if (cfg.shared_expert) {
     s.shared.resize(static_cast<size_t>(n * E));
-    LES_RETURN_IF_ERROR(swiglu_ffn(l.gate_shexp, l.up_shexp, l.down_shexp, h, n, s.shared.data(), s, ms));
+    LES_RETURN_IF_ERROR(swiglu_ffn(l.gate_shexp, l.up_shexp, l.down_shexp, h, n, s.shared.data(), s, ms,
+                                   FfnTag{observers, il, -1, "_shexp"}));
     std::vector<float> g(static_cast<size_t>(n), 1.0f);
     if (cfg.shared_expert_gated) {
       WeightView gv = l.gate_inp_shexp;  // {n_embd} viewed as one row
       gv.ne[1] = 1;
+      observe_input(observers, il, "ffn_gate_inp_shexp.weight", -1, h, n, E);
       LES_RETURN_IF_ERROR(matmul(gv, h, n, E, g.data(), 1, ms));
       for (float& x : g) x = 1.0f / (1.0f + std::exp(-x));
     }
@@ -164,10 +187,10 @@ Status moe_forward(const Model& model, int32_t il, ExpertSource& experts, const 
 
 Status ffn_forward(const Model& model, int32_t il, ExpertSource& experts, const float* h, int64_t n_tokens,
                    int32_t first_token, float* out, FfnScratch& s, MatmulScratch& ms,
-                   const RouterObserver* observer) {
+                   const ForwardObservers* observers) {
   const LayerWeights& l = model.weights().layers[static_cast<size_t>(il)];
-  if (l.is_moe()) return moe_forward(model, il, experts, h, n_tokens, first_token, out, s, ms, observer);
-  return swiglu_ffn(l.ffn_gate, l.ffn_up, l.ffn_down, h, n_tokens, out, s, ms);
+  if (l.is_moe()) return moe_forward(model, il, experts, h, n_tokens, first_token, out, s, ms, observers);
+  return swiglu_ffn(l.ffn_gate, l.ffn_up, l.ffn_down, h, n_tokens, out, s, ms, FfnTag{observers, il, -1, ""});
 }
 
 }  // namespace les

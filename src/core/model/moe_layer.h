@@ -19,32 +19,21 @@
 #include <vector>
 
 #include "core/model/expert_source.h"
+#include "core/model/forward_observers.h"
 #include "core/model/matvec.h"
 #include "core/model/model.h"
 
 namespace les {
-
-// What the router of one layer decided for a batch (debug hook for tests/stats).
-struct RouterObservation {
-  int32_t layer = 0;
-  int32_t first_token = 0;   // index in the decoded batch of the first routed token
-  int32_t n_tokens = 0;      // routed tokens (rows below)
-  int32_t n_expert = 0;
-  int32_t n_expert_used = 0;
-  const float* probs = nullptr;      // n_tokens x n_expert: softmax/sigmoid over all experts
-  const int32_t* selected = nullptr; // n_tokens x n_expert_used: expert ids, descending
-  const float* weights = nullptr;    // n_tokens x n_expert_used: final weights (after renorm/scale)
-};
-using RouterObserver = std::function<void(const RouterObservation&)>;
 
 struct FfnScratch {
   std::vector<float> logits, probs, sel_score, weights, gathered, gate, up, down, slot_out, shared;
   std::vector<int32_t> selected;
 };
 
-// out = FFN(h) for layer `il`. Errors: from the expert source, unsupported weight types.
+// out = FFN(h) for layer `il`, telling `observers` (may be null) the router's
+// decisions and each matrix's input. Errors: from the expert source, unsupported weight types.
 Status ffn_forward(const Model& model, int32_t il, ExpertSource& experts, const float* h, int64_t n_tokens,
                    int32_t first_token, float* out, FfnScratch& s, MatmulScratch& ms,
-                   const RouterObserver* observer);
+                   const ForwardObservers* observers);
 
 }  // namespace les

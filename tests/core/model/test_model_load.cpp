@@ -290,7 +290,8 @@ void check_moe_variant(const TinySpec& spec, bool sigmoid, bool renorm, double s
   FfnScratch fs;
   MatmulScratch ms;
   std::vector<std::set<int>> ours;
-  RouterObserver obs = [&](const RouterObservation& o) {
+  ForwardObservers obs;
+  obs.router = [&](const RouterObservation& o) {
     for (int t = 0; t < o.n_tokens; ++t)
       ours.emplace_back(o.selected + t * o.n_expert_used, o.selected + (t + 1) * o.n_expert_used);
   };
