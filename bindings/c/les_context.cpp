@@ -116,18 +116,20 @@ void les_context_free(les_context* ctx) { delete ctx; }
 
 const char* les_context_last_error(const les_context* ctx) { return ctx ? ctx->last_error.c_str() : ""; }
 
-les_status les_context_decode(les_context* ctx, const les_token* tokens, int32_t n) {
+namespace {
+
+// les_context_decode and les_context_decode_all_logits.
+les_status decode(const char* fn, les_context* ctx, const les_token* tokens, int32_t n, bool all_logits) {
   if (ctx == nullptr) {
-    return guarded("les_context_decode",
-                   [] { return fail(les::invalid_argument_error("les_context_decode: ctx is NULL")); });
+    return guarded(fn, [fn] { return fail(les::invalid_argument_error(std::string(fn) + ": ctx is NULL")); });
   }
   return guarded(
-      "les_context_decode",
+      fn,
       [&]() -> les_status {
         ctx->last_error.clear();
         if (tokens == nullptr || n <= 0)
-          return fail(les::invalid_argument_error("les_context_decode: tokens is NULL or n <= 0"), &ctx->last_error);
-        les::Status s = ctx->ctx->decode(std::span<const int32_t>(tokens, static_cast<size_t>(n)));
+          return fail(les::invalid_argument_error(std::string(fn) + ": tokens is NULL or n <= 0"), &ctx->last_error);
+        les::Status s = ctx->ctx->decode(std::span<const int32_t>(tokens, static_cast<size_t>(n)), all_logits);
         if (!s.ok()) return fail(s, &ctx->last_error);
         ctx->has_logits = true;
         return LES_OK;
@@ -135,10 +137,46 @@ les_status les_context_decode(les_context* ctx, const les_token* tokens, int32_t
       &ctx->last_error);
 }
 
+}  // namespace
+
+les_status les_context_decode(les_context* ctx, const les_token* tokens, int32_t n) {
+  return decode("les_context_decode", ctx, tokens, n, false);
+}
+
+les_status les_context_decode_all_logits(les_context* ctx, const les_token* tokens, int32_t n) {
+  return decode("les_context_decode_all_logits", ctx, tokens, n, true);
+}
+
 const float* les_context_logits(const les_context* ctx) {
   if (ctx == nullptr || !ctx->has_logits) return nullptr;
   auto l = ctx->ctx->logits();
   return l.empty() ? nullptr : l.data();
+}
+
+const float* les_context_logits_ith(const les_context* ctx, int32_t i) {
+  if (ctx == nullptr || !ctx->has_logits) return nullptr;
+  const std::span<const float> all = ctx->ctx->logits_all();
+  if (all.empty()) return i == -1 ? les_context_logits(ctx) : nullptr;
+  const int64_t n_vocab = ctx->ctx->model().hparams().n_vocab;
+  const int64_t n = static_cast<int64_t>(all.size()) / n_vocab;
+  const int64_t k = i < 0 ? n + i : i;
+  return k >= 0 && k < n ? all.data() + k * n_vocab : nullptr;
+}
+
+les_status les_context_set_activation_callback(les_context* ctx, les_activation_callback callback,
+                                               void* user_data) {
+  return guarded("les_context_set_activation_callback", [&]() -> les_status {
+    if (ctx == nullptr)
+      return fail(les::invalid_argument_error("les_context_set_activation_callback: ctx is NULL"));
+    if (callback == nullptr) {
+      ctx->ctx->set_activation_observer({});
+    } else {
+      ctx->ctx->set_activation_observer([callback, user_data](const les::ActivationObservation& o) {
+        callback(o.tensor, o.expert, o.x, o.n_rows, o.n_cols, user_data);
+      });
+    }
+    return LES_OK;
+  });
 }
 
 int32_t les_context_n_past(const les_context* ctx) { return ctx ? ctx->ctx->n_past() : 0; }

@@ -8,6 +8,7 @@
  *   les_model.h     loading a GGUF model, hyperparameters, metadata
  *   les_token.h     vocabulary: special tokens, tokenize, token -> text
  *   les_context.h   contexts: KV cache, decode, logits, reset/trim, cancel
+ *   les_activations.h  observing a forward pass: each weight matrix's input rows
  *   les_stream.h    expert streaming: run-time budget, streaming statistics
  *   les_generate.h  sampler parameters, generation, its statistics
  *   les_chat.h      chat templates: messages -> the model's prompt format
@@ -44,6 +45,7 @@
 #include "les_model.h"
 #include "les_token.h"
 #include "les_context.h"
+#include "les_activations.h"
 #include "les_stream.h"
 #include "les_generate.h"
 #include "les_chat.h"

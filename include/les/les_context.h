@@ -99,6 +99,22 @@ LES_API les_status les_context_decode(les_context *ctx, const les_token *tokens,
  * first decode. */
 LES_API const float *les_context_logits(const les_context *ctx);
 
+/* Like les_context_decode(), and keeps the logits of every one of the n
+ * tokens (perplexity, speculative verification): afterwards
+ * les_context_logits_ith(ctx, i) gives token i's for 0 <= i < n. This costs
+ * n x n_vocab floats and the last layer's attention and FFN for every token
+ * (les_context_decode() computes them for the last token only). Same errors
+ * and state rules as les_context_decode(). */
+LES_API les_status les_context_decode_all_logits(les_context *ctx, const les_token *tokens, int32_t n);
+
+/* Logits of token i of the last decode: n_vocab floats, owned by the context
+ * and valid until the next decode/reset/trim/free. i may be negative, counting
+ * from the end (-1 = the last token). After les_context_decode_all_logits() any
+ * i in [-n, n) works; after les_context_decode() only the last token's logits
+ * exist (i = -1). NULL otherwise: out of range, NULL ctx, nothing decoded.
+ * Same thread rules as the context. */
+LES_API const float *les_context_logits_ith(const les_context *ctx, int32_t i);
+
 LES_API int32_t les_context_n_past(const les_context *ctx); /* tokens in the KV cache */
 LES_API int32_t les_context_n_ctx(const les_context *ctx);
 
