@@ -2,20 +2,10 @@
 
 #include <sys/mman.h>
 
-#include <cmath>
+#include <algorithm>
 #include <cstdio>
 
 namespace les::sched {
-
-const char* eviction_policy_name(EvictionPolicy p) noexcept {
-  return p == EvictionPolicy::lru ? "lru" : "lfu_aged";
-}
-
-Result<EvictionPolicy> parse_eviction_policy(const std::string& name) {
-  if (name == "lru") return EvictionPolicy::lru;
-  if (name == "lfu" || name == "lfu_aged") return EvictionPolicy::lfu_aged;
-  return invalid_argument_error("unknown eviction policy '" + name + "' (known: lru, lfu_aged)");
-}
 
 ExpertHandle& ExpertHandle::operator=(ExpertHandle&& o) noexcept {
   if (this != &o) {
@@ -50,27 +40,58 @@ std::string mib(size_t b) {
 
 Result<std::unique_ptr<ExpertCache>> ExpertCache::create(const ExpertCacheParams& p) {
   if (p.n_layer <= 0 || p.n_expert <= 0 || p.slot_bytes == 0 || p.min_slots <= 0 || p.alignment == 0 ||
-      p.slot_bytes % p.alignment != 0 || p.half_life_tokens <= 0)
+      p.slot_bytes % p.alignment != 0 || static_cast<int64_t>(p.n_layer) * p.n_expert > (int64_t{1} << 24))
     return invalid_argument_error("expert cache: bad parameters (n_layer " + std::to_string(p.n_layer) +
                                   ", n_expert " + std::to_string(p.n_expert) + ", slot_bytes " +
                                   std::to_string(p.slot_bytes) + ", min_slots " + std::to_string(p.min_slots) + ")");
+  if (!p.entry_bytes.empty()) {
+    if (p.backed)
+      return invalid_argument_error("expert cache: per-layer entry sizes need backed = false (a slot holds any entry)");
+    if (p.entry_bytes.size() != static_cast<size_t>(p.n_layer))
+      return invalid_argument_error("expert cache: " + std::to_string(p.entry_bytes.size()) + " entry sizes for " +
+                                    std::to_string(p.n_layer) + " layers");
+    for (size_t b : p.entry_bytes)
+      if (b == 0 || b > p.slot_bytes)
+        return invalid_argument_error("expert cache: entry size " + std::to_string(b) + " outside [1, slot_bytes " +
+                                      std::to_string(p.slot_bytes) + "]");
+  }
   std::unique_ptr<ExpertCache> c(new ExpertCache(p));
+  c->cost_ = p.entry_bytes.empty() ? std::vector<size_t>(static_cast<size_t>(p.n_layer), p.slot_bytes) : p.entry_bytes;
+  if (p.custom_evictor != nullptr) {
+    c->evictor_ = p.custom_evictor;
+  } else {
+    EvictorParams ep;
+    ep.n_layer = p.n_layer;
+    ep.n_expert = p.n_expert;
+    ep.n_expert_used = p.min_slots;
+    ep.entry_bytes = c->cost_;
+    ep.half_life_tokens = p.half_life_tokens;
+    ep.next_use_half_life = p.next_use_half_life;
+    LES_ASSIGN_OR_RETURN(c->own_evictor_, make_evictor(p.policy, ep));
+    c->evictor_ = c->own_evictor_.get();
+  }
   c->capacity_ = p.n_layer * p.n_expert;
-  c->mapped_bytes_ = static_cast<size_t>(c->capacity_) * p.slot_bytes;
-  void* m = ::mmap(nullptr, c->mapped_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
-  if (m == MAP_FAILED) return out_of_memory_error("expert cache: cannot reserve " + mib(c->mapped_bytes_));
-  c->base_ = static_cast<std::byte*>(m);  // mmap is page aligned (>= 4096)
+  if (p.backed) {
+    c->mapped_bytes_ = static_cast<size_t>(c->capacity_) * p.slot_bytes;
+    void* m = ::mmap(nullptr, c->mapped_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                     -1, 0);
+    if (m == MAP_FAILED) return out_of_memory_error("expert cache: cannot reserve " + mib(c->mapped_bytes_));
+    c->base_ = static_cast<std::byte*>(m);  // mmap is page aligned (>= 4096)
+  }
   c->slots_.resize(static_cast<size_t>(c->capacity_));
   c->key_slot_.assign(static_cast<size_t>(c->capacity_), -1);
-  c->freq_.assign(static_cast<size_t>(c->capacity_), 0.0);
-  c->freq_token_.assign(static_cast<size_t>(c->capacity_), 0);
   LES_RETURN_IF_ERROR(c->set_budget(p.budget_bytes));
   return c;
 }
 
 ExpertCache::~ExpertCache() {
   if (base_ != nullptr) ::munmap(base_, mapped_bytes_);
+}
+
+void ExpertCache::rebuild_free_list() {
+  free_.clear();
+  for (int32_t s = n_slots_ - 1; s >= 0; --s)  // popped from the back: lowest slot first
+    if (slots_[static_cast<size_t>(s)].state == SlotState::empty) free_.push_back(s);
 }
 
 Status ExpertCache::set_budget(size_t budget_bytes) {
@@ -82,11 +103,21 @@ Status ExpertCache::set_budget(size_t budget_bytes) {
                                   std::to_string(p_.slot_bytes) + " bytes (one layer's selected experts, read "
                                   "in place with O_DIRECT padding) + " + std::to_string(p_.reserved_bytes) +
                                   " bytes of scheduler scratch");
+  budget_ = budget_bytes;
+  if (!p_.backed) {
+    n_slots_ = capacity_;
+    capacity_bytes_ = budget_bytes - p_.reserved_bytes;
+    if (free_.empty() && used_ == 0) rebuild_free_list();
+    expire_protection();
+    while (used_ > capacity_bytes_ && evict_one(false, nullptr)) {
+    }
+    return Status();
+  }
   const size_t n = (budget_bytes - p_.reserved_bytes) / p_.slot_bytes;
   const int32_t new_slots = static_cast<int32_t>(std::min<size_t>(n, static_cast<size_t>(capacity_)));
-  budget_ = budget_bytes;
   const int32_t old = n_slots_;
   n_slots_ = new_slots;
+  capacity_bytes_ = static_cast<size_t>(new_slots) * p_.slot_bytes;
   if (new_slots > old) populate(old, new_slots);
   for (int32_t s = new_slots; s < old; ++s) {
     Slot& sl = slots_[static_cast<size_t>(s)];
@@ -95,6 +126,7 @@ Status ExpertCache::set_budget(size_t budget_bytes) {
       discard_pages(s);
     }
   }
+  rebuild_free_list();
   return Status();
 }
 
@@ -103,78 +135,99 @@ int32_t ExpertCache::lookup(int32_t layer, int32_t expert) const noexcept {
   return key_slot_[static_cast<size_t>(layer * p_.n_expert + expert)];
 }
 
-double ExpertCache::score(int32_t key) const noexcept {
-  const double age = static_cast<double>(token_ - freq_token_[static_cast<size_t>(key)]);
-  return freq_[static_cast<size_t>(key)] * std::exp2(-age / p_.half_life_tokens);
+void ExpertCache::advance_token(int64_t n_tokens) noexcept {
+  ++token_;
+  evictor_->advance_tokens(std::max<int64_t>(n_tokens, 1));
 }
 
-void ExpertCache::note_use(int32_t slot) noexcept {
+void ExpertCache::update_evictable(int32_t slot) noexcept {
   Slot& s = slots_[static_cast<size_t>(slot)];
-  s.last_use = ++clock_;
-  if (s.key >= 0) {
-    freq_[static_cast<size_t>(s.key)] = score(s.key) + 1.0;
-    freq_token_[static_cast<size_t>(s.key)] = token_;
+  const bool want = s.state == SlotState::ready && s.pins == 0 && slot < n_slots_ && !is_protected(s);
+  if (want == s.evictable) return;
+  s.evictable = want;
+  if (want) {
+    evictor_->add(s.key);
+  } else {
+    evictor_->remove(s.key);
   }
+}
+
+void ExpertCache::expire_protection() noexcept {
+  while (!protected_.empty()) {
+    const Protected p = protected_.front();
+    const Slot& s = slots_[static_cast<size_t>(p.slot)];
+    const bool live = s.generation == p.generation && s.prefetched_unused;
+    // Records are in fill order, so their tokens are in order up to reads that
+    // completed a token late: an expired record behind a live one waits at
+    // most one token more (a demand claim can take it meanwhile).
+    if (live && is_protected(s)) return;
+    protected_.pop_front();
+    if (live) update_evictable(p.slot);
+  }
+}
+
+int32_t ExpertCache::oldest_protected() noexcept {
+  for (const Protected& p : protected_) {
+    const Slot& s = slots_[static_cast<size_t>(p.slot)];
+    if (s.generation == p.generation && s.prefetched_unused && s.state == SlotState::ready && s.pins == 0 &&
+        p.slot < n_slots_)
+      return p.slot;
+  }
+  return -1;
+}
+
+bool ExpertCache::evict_one(bool demand, int32_t* evicted_unused_layer) {
+  int32_t victim = -1;
+  const int32_t key = evictor_->victim();
+  if (key >= 0) victim = key_slot_[static_cast<size_t>(key)];
+  // Protection is a preference: a demand read (the router's real choice)
+  // takes the oldest protected prefetch rather than wait for a slot that no
+  // read in flight would ever free.
+  if (victim < 0 && demand) victim = oldest_protected();
+  if (victim < 0) return false;
+  Slot& v = slots_[static_cast<size_t>(victim)];
+  ++counters_.evictions;
+  if (v.prefetched_unused) {
+    ++counters_.prefetched_unused_evictions;
+    if (evicted_unused_layer != nullptr) *evicted_unused_layer = v.key / p_.n_expert;
+  }
+  drop(victim);
+  return true;
 }
 
 std::optional<int32_t> ExpertCache::claim(int32_t layer, int32_t expert, bool prefetch, int32_t* evicted_unused_layer) {
   if (evicted_unused_layer != nullptr) *evicted_unused_layer = -1;
   if (layer < 0 || layer >= p_.n_layer || expert < 0 || expert >= p_.n_expert) return std::nullopt;
-  int32_t victim = -1, protected_victim = -1;
-  double best = 0;
-  uint64_t best_use = 0, oldest_protected = 0;
-  for (int32_t i = 0; i < n_slots_; ++i) {
-    const Slot& s = slots_[static_cast<size_t>(i)];
-    if (s.state == SlotState::empty && s.pins == 0) {
-      victim = i;
-      break;
-    }
-    if (s.state != SlotState::ready || s.pins > 0) continue;
-    if (s.prefetched_unused && s.prefetch_token + 1 >= token_) {  // protected lookahead
-      if (protected_victim < 0 || s.last_use < oldest_protected) {
-        protected_victim = i;
-        oldest_protected = s.last_use;
-      }
-      continue;
-    }
-    const double sc = p_.policy == EvictionPolicy::lfu_aged ? score(s.key) : 0.0;
-    if (victim < 0 || sc < best || (sc == best && s.last_use < best_use)) {
-      victim = i;
-      best = sc;
-      best_use = s.last_use;
-    }
-  }
-  // Protection is a preference: a demand read (the router's real choice)
-  // takes the oldest protected prefetch rather than wait for a slot that no
-  // read in flight would ever free.
-  if (victim < 0 && !prefetch) victim = protected_victim;
-  if (victim < 0) return std::nullopt;
-  Slot& v = slots_[static_cast<size_t>(victim)];
-  if (v.state == SlotState::ready) {
-    ++counters_.evictions;
-    if (v.prefetched_unused) {
-      ++counters_.prefetched_unused_evictions;
-      if (evicted_unused_layer != nullptr) *evicted_unused_layer = v.key / p_.n_expert;
-    }
-    drop(victim);
-  }
   const int32_t key = layer * p_.n_expert + expert;
+  if (key_slot_[static_cast<size_t>(key)] >= 0) return std::nullopt;
+  expire_protection();
+  const size_t cost = entry_cost(key);
+  while (free_.empty() || used_ + cost > capacity_bytes_)
+    if (!evict_one(!prefetch, evicted_unused_layer)) return std::nullopt;
+  const int32_t slot = free_.back();
+  free_.pop_back();
+  Slot& v = slots_[static_cast<size_t>(slot)];
   v.state = SlotState::filling;
+  ++n_filling_;
   v.key = key;
   v.prefetched_unused = prefetch;
   v.prefetch_token = token_;
-  v.last_use = ++clock_;
-  key_slot_[static_cast<size_t>(key)] = victim;
-  return victim;
+  used_ += cost;
+  key_slot_[static_cast<size_t>(key)] = slot;
+  evictor_->on_load(key);
+  return slot;
 }
 
 void ExpertCache::fill_done(int32_t slot, bool ok) {
   Slot& s = slots_[static_cast<size_t>(slot)];
   if (s.state != SlotState::filling) return;
+  --n_filling_;
+  s.state = SlotState::ready;
   if (!ok) {
     drop(slot);
   } else {
-    s.state = SlotState::ready;
+    if (s.prefetched_unused && s.pins == 0) protected_.push_back({slot, s.generation});
+    update_evictable(slot);
   }
   if (slot >= n_slots_ && s.pins == 0) {
     drop(slot);
@@ -184,27 +237,41 @@ void ExpertCache::fill_done(int32_t slot, bool ok) {
 
 ExpertHandle ExpertCache::pin(int32_t slot) {
   Slot& s = slots_[static_cast<size_t>(slot)];
-  ++s.pins;
+  if (s.pins++ == 0) ++n_pinned_;
   s.prefetched_unused = false;
-  note_use(slot);
+  update_evictable(slot);  // pinned: not evictable (before the use changes its rank)
+  if (s.key >= 0) evictor_->on_use(s.key);
   return ExpertHandle(this, slot);
 }
 
 void ExpertCache::unpin(int32_t slot) noexcept {
   Slot& s = slots_[static_cast<size_t>(slot)];
-  if (s.pins > 0) --s.pins;
+  if (s.pins > 0 && --s.pins == 0) --n_pinned_;
   if (s.pins == 0 && slot >= n_slots_ && s.state != SlotState::filling) {
     drop(slot);
     discard_pages(slot);
+    return;
   }
+  update_evictable(slot);
 }
 
 void ExpertCache::drop(int32_t slot) noexcept {
   Slot& s = slots_[static_cast<size_t>(slot)];
-  if (s.key >= 0 && key_slot_[static_cast<size_t>(s.key)] == slot) key_slot_[static_cast<size_t>(s.key)] = -1;
+  if (s.evictable) {
+    evictor_->remove(s.key);
+    s.evictable = false;
+  }
+  if (s.state == SlotState::filling) --n_filling_;
+  if (s.key >= 0) {
+    if (key_slot_[static_cast<size_t>(s.key)] == slot) key_slot_[static_cast<size_t>(s.key)] = -1;
+    used_ -= entry_cost(s.key);
+  }
+  const bool was_empty = s.state == SlotState::empty;
   s.key = -1;
   s.state = SlotState::empty;
   s.prefetched_unused = false;
+  ++s.generation;
+  if (!was_empty && slot < n_slots_) free_.push_back(slot);
 }
 
 void ExpertCache::populate(int32_t first, int32_t last) noexcept {
@@ -214,6 +281,7 @@ void ExpertCache::populate(int32_t first, int32_t last) noexcept {
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23  // Linux 5.14
 #endif
+  if (base_ == nullptr) return;
   std::byte* p = slot_data(first);
   const size_t n = static_cast<size_t>(last - first) * p_.slot_bytes;
   if (::madvise(p, n, MADV_POPULATE_WRITE) == 0) return;
@@ -222,19 +290,8 @@ void ExpertCache::populate(int32_t first, int32_t last) noexcept {
 }
 
 void ExpertCache::discard_pages(int32_t slot) noexcept {
+  if (base_ == nullptr) return;
   (void)::madvise(slot_data(slot), p_.slot_bytes, MADV_DONTNEED);
-}
-
-int32_t ExpertCache::n_pinned() const noexcept {
-  int32_t n = 0;
-  for (int32_t i = 0; i < capacity_; ++i) n += slots_[static_cast<size_t>(i)].pins > 0;
-  return n;
-}
-
-int32_t ExpertCache::n_filling() const noexcept {
-  int32_t n = 0;
-  for (int32_t i = 0; i < capacity_; ++i) n += slots_[static_cast<size_t>(i)].state == SlotState::filling;
-  return n;
 }
 
 }  // namespace les::sched

@@ -1,5 +1,5 @@
-// ExpertCache: fixed-size slots for routed experts inside a byte budget, with
-// pinning handles and an eviction policy.
+// ExpertCache: routed experts inside a byte budget, with pinning handles and
+// an eviction policy (eviction_policy.h).
 //
 // Memory: one anonymous mapping reserves (without committing) a slot for every
 // (layer, expert); only the first n_slots() are used, and set_budget() faults
@@ -11,24 +11,27 @@
 // cache at run time: slots past the new count are emptied and their pages
 // returned to the OS at once (MADV_DONTNEED); a slot still pinned or being
 // filled is emptied the moment it is unpinned / its read completes.
+// Without memory (ExpertCacheParams::backed = false: trace replays and
+// simulations) the same bookkeeping runs over entries of per-layer sizes
+// (entry_bytes) and nothing is mapped.
 //
-// Budget: budget_bytes = reserved_bytes (the scheduler's scratch) + n_slots *
-// slot_bytes; the minimum accepted is reserved_bytes + min_slots * slot_bytes
-// (min_slots = n_expert_used: one layer's selected experts pinned at once).
+// Budget: budget_bytes = reserved_bytes (the scheduler's scratch) + the
+// entries' bytes; with memory every entry takes one slot of slot_bytes, so
+// n_slots = (budget_bytes - reserved_bytes) / slot_bytes. The minimum accepted
+// is reserved_bytes + min_slots * slot_bytes (min_slots = n_expert_used: one
+// layer's selected experts pinned at once).
 //
-// Slot life: empty -> claim() -> filling (the owner reads into it) ->
+// Entry life: empty -> claim() -> filling (the owner reads into it) ->
 // fill_done(ok) -> ready (or empty on failure). pin() marks a use and keeps the
-// slot from eviction until its ExpertHandle is released.
+// entry from eviction until its ExpertHandle is released.
 //
-// Eviction (victim among ready, unpinned slots; empty slots are taken first):
-//   lru        least recently used (claim and pin count as uses),
-//   lfu_aged   smallest frequency score; each (layer, expert) keeps a score
-//              across evictions, +1 per use, halved every `half_life_tokens`
-//              tokens (advance_token()); ties to the least recently used.
-// Under both, a slot filled by a prefetch and not yet used is protected during
-// the token it was prefetched in and the next one (so a lookahead read is not
-// evicted by the next one before its layer runs); a demand claim that finds
-// no other victim takes the oldest protected slot.
+// Eviction: claim() takes a free slot while the entries' bytes stay within the
+// budget, else evicts the policy's victim among ready, unpinned entries until
+// the new one fits. A slot filled by a prefetch and not yet used is protected
+// during the token it was prefetched in and the next one (so a lookahead read
+// is not evicted by the next one before its layer runs); a demand claim that
+// finds no other victim takes the oldest protected one. Every operation is
+// O(log n) (O(n_layer) for next_use's victim), none scans the slots.
 //
 // Thread-safety: thread-compatible (the scheduler's thread). Handles must be
 // released before the cache is destroyed.
@@ -36,19 +39,17 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "sched/eviction_policy.h"
 #include "util/status.h"
 
 namespace les::sched {
-
-enum class EvictionPolicy { lru, lfu_aged };
-const char* eviction_policy_name(EvictionPolicy p) noexcept;
-// "lru" or "lfu" / "lfu_aged". Errors: invalid_argument listing the names.
-Result<EvictionPolicy> parse_eviction_policy(const std::string& name);
 
 struct ExpertCacheParams {
   int32_t n_layer = 0;
@@ -58,8 +59,18 @@ struct ExpertCacheParams {
   int32_t min_slots = 1;       // n_expert_used
   size_t reserved_bytes = 0;   // budget share kept for scratch outside the slots
   size_t budget_bytes = 0;
-  EvictionPolicy policy = EvictionPolicy::lfu_aged;
-  double half_life_tokens = 16.0;
+  EvictionPolicy policy = kDefaultEvictionPolicy;
+  double half_life_tokens = 16.0;  // lfu_aged
+  double next_use_half_life = kNextUseHalfLife;
+  // false: bookkeeping only, no memory (slot_data() is null): trace replays.
+  bool backed = true;
+  // Bytes one entry of each layer takes from the budget (n_layer values);
+  // empty = slot_bytes for every layer. Only without memory (a memory-backed
+  // entry always occupies a whole slot).
+  std::vector<size_t> entry_bytes;
+  // When set, ranks evictable entries instead of `policy` (offline-optimal
+  // replays); must outlive the cache. Not owned.
+  Evictor* custom_evictor = nullptr;
 };
 
 class ExpertCache;
@@ -106,21 +117,29 @@ class ExpertCache {
   ExpertCache& operator=(const ExpertCache&) = delete;
 
   // Changes the budget; shrinking empties the slots past the new count at once
-  // (pinned/filling ones as soon as they are released). Errors: invalid_argument
-  // (below the minimum; nothing changes).
+  // (pinned/filling ones as soon as they are released); without memory it
+  // evicts by policy until the entries fit. Errors: invalid_argument (below
+  // the minimum; nothing changes).
   Status set_budget(size_t budget_bytes);
   size_t budget_bytes() const noexcept { return budget_; }
+  // Slots usable now (with memory: how many entries fit; without: every key).
   int32_t n_slots() const noexcept { return n_slots_; }
   size_t slot_bytes() const noexcept { return p_.slot_bytes; }
+  // Bytes the entries take now, and the most they may take.
+  size_t used_bytes() const noexcept { return used_; }
+  size_t capacity_bytes() const noexcept { return capacity_bytes_; }
 
   // The slot holding (or filling) (layer, expert), or -1.
   int32_t lookup(int32_t layer, int32_t expert) const noexcept;
   SlotState state(int32_t slot) const noexcept { return slots_[static_cast<size_t>(slot)].state; }
-  std::byte* slot_data(int32_t slot) const noexcept { return base_ + static_cast<size_t>(slot) * p_.slot_bytes; }
+  std::byte* slot_data(int32_t slot) const noexcept {
+    return base_ == nullptr ? nullptr : base_ + static_cast<size_t>(slot) * p_.slot_bytes;
+  }
   bool was_prefetched_unused(int32_t slot) const noexcept { return slots_[static_cast<size_t>(slot)].prefetched_unused; }
 
-  // A slot for (layer, expert), evicting a victim, now `filling`; nullopt when
-  // every usable slot is pinned, filling or protected. Precondition: lookup() == -1.
+  // A slot for (layer, expert), evicting victims until it fits, now `filling`;
+  // nullopt when no free slot can be made (every other entry pinned, filling
+  // or protected). Precondition: lookup() == -1.
   // *evicted_unused_layer (if given) is set to the layer of a victim that a
   // prefetch filled and nothing used, else -1.
   std::optional<int32_t> claim(int32_t layer, int32_t expert, bool prefetch, int32_t* evicted_unused_layer = nullptr);
@@ -128,11 +147,16 @@ class ExpertCache {
   void fill_done(int32_t slot, bool ok);
   // Marks a use of the slot (policy bookkeeping) and pins it. Precondition: not empty.
   ExpertHandle pin(int32_t slot);
-  // One decode step / batch passed (ageing of lfu_aged scores, prefetch protection).
-  void advance_token() noexcept { ++token_; }
+  // A batch of n_tokens begins (ageing of frequencies; prefetch protection
+  // counts batches).
+  void advance_token(int64_t n_tokens = 1) noexcept;
+  // The scheduler serves `layer` now (next_use's layer order).
+  void begin_layer(int32_t layer) noexcept { evictor_->begin_layer(layer); }
+  // The lookahead predictor's candidates for `layer` (the next layer to run).
+  void hint(int32_t layer, std::span<const int32_t> experts) { evictor_->hint(layer, experts); }
 
-  int32_t n_pinned() const noexcept;
-  int32_t n_filling() const noexcept;
+  int32_t n_pinned() const noexcept { return n_pinned_; }
+  int32_t n_filling() const noexcept { return n_filling_; }
   const ExpertCacheCounters& counters() const noexcept { return counters_; }
   EvictionPolicy policy() const noexcept { return p_.policy; }
 
@@ -142,29 +166,44 @@ class ExpertCache {
     SlotState state = SlotState::empty;
     int32_t key = -1;  // layer * n_expert + expert
     int32_t pins = 0;
-    uint64_t last_use = 0;
     uint64_t prefetch_token = 0;
+    uint32_t generation = 0;  // bumped whenever the slot is emptied (stale protection records)
     bool prefetched_unused = false;
+    bool evictable = false;  // in the evictor's candidates
+  };
+  struct Protected {
+    int32_t slot;
+    uint32_t generation;
   };
   explicit ExpertCache(const ExpertCacheParams& p) : p_(p) {}
+  size_t entry_cost(int32_t key) const noexcept { return cost_[static_cast<size_t>(key / p_.n_expert)]; }
+  bool is_protected(const Slot& s) const noexcept { return s.prefetched_unused && s.prefetch_token + 1 >= token_; }
+  void update_evictable(int32_t slot) noexcept;  // adds to / removes from the evictor's candidates
+  void expire_protection() noexcept;
+  int32_t oldest_protected() noexcept;
+  bool evict_one(bool demand, int32_t* evicted_unused_layer);
   void unpin(int32_t slot) noexcept;
   void drop(int32_t slot) noexcept;       // empties a slot (unmaps its key)
   void discard_pages(int32_t slot) noexcept;
   void populate(int32_t first, int32_t last) noexcept;  // fault in slots [first, last)
-  double score(int32_t key) const noexcept;
-  void note_use(int32_t slot) noexcept;
+  void rebuild_free_list();
 
   ExpertCacheParams p_;
+  std::unique_ptr<Evictor> own_evictor_;
+  Evictor* evictor_ = nullptr;
+  std::vector<size_t> cost_;  // per layer: bytes an entry takes from the budget
   size_t budget_ = 0;
+  size_t capacity_bytes_ = 0;
+  size_t used_ = 0;
   int32_t n_slots_ = 0;
   int32_t capacity_ = 0;  // reserved slots (n_layer * n_expert)
   std::byte* base_ = nullptr;
   size_t mapped_bytes_ = 0;
   std::vector<Slot> slots_;
   std::vector<int32_t> key_slot_;   // key -> slot or -1
-  std::vector<double> freq_;        // key -> score at freq_token_
-  std::vector<uint64_t> freq_token_;
-  uint64_t clock_ = 0;
+  std::vector<int32_t> free_;       // empty usable slots (a stack)
+  std::deque<Protected> protected_; // unused prefetches, oldest first
+  int32_t n_pinned_ = 0, n_filling_ = 0;
   uint64_t token_ = 0;
   ExpertCacheCounters counters_;
 };

@@ -206,6 +206,7 @@ Status StreamingExpertSource::prepare(int32_t layer, std::span<const int32_t> ex
     return invalid_argument_error("streaming: layer " + std::to_string(layer) + " has no routed experts");
   if (cur_layer_ >= 0) release(cur_layer_);
   cur_layer_ = layer;
+  cache_->begin_layer(layer);
   LayerSchedStats& ls = batch_.layers[static_cast<size_t>(layer)];
   for (int32_t e : experts) {
     if (e < 0 || e >= layout_.n_expert()) {
@@ -262,6 +263,7 @@ void StreamingExpertSource::issue_deferred_prefetch() {
 
 void StreamingExpertSource::prefetch(int32_t layer, const std::vector<int32_t>& ids) {
   if (!layout_.layer_has_experts(layer)) return;
+  cache_->hint(layer, ids);  // the eviction policy keeps the named experts of the next layer
   if (layer_waits_for_reads()) {
     deferred_layer_ = layer;
     if (&ids != &deferred_ids_) deferred_ids_ = ids;
@@ -367,7 +369,7 @@ void StreamingExpertSource::begin_batch(int64_t n_tokens) {
   n_batch_rows_ = n_tokens;
   batch_start_ = Clock::now();
   if (outstanding_ == 0) idle_since_ = batch_start_;
-  cache_->advance_token();
+  cache_->advance_token(n_tokens);
   deferred_layer_ = -1;
   for (size_t l = 0; l < pred_.size(); ++l)
     if (l != 0 || p_.layer0 != Layer0Lookahead::final_hidden) pred_[l].valid = false;

@@ -62,7 +62,7 @@ struct StreamingParams {
   size_t budget_bytes = 0;            // expert slots + scheduler scratch (see ExpertCache)
   int32_t prefetch_c = -1;            // candidates per token: -1 = n_expert_used + 2 (clamped to 2k);
                                       // 0 = no lookahead (on-demand reads only); else k <= c <= 2k
-  EvictionPolicy policy = EvictionPolicy::lfu_aged;
+  EvictionPolicy policy = kDefaultEvictionPolicy;
   double half_life_tokens = 16.0;     // lfu_aged ageing
   // Measured on the trained F16 fixture (128 tokens decoded one by one, c = k+2):
   // layer-0 recall 0.98 from the token embedding, 0.20 from the final hidden state.

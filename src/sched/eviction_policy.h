@@ -1,0 +1,109 @@
+// Eviction policies of the expert cache: which evictable entry goes when a
+// new one needs room.
+//
+// The cache (expert_cache.h) owns the entries and decides which ones may be
+// evicted at all (ready, unpinned, not a protected prefetch); an Evictor only
+// ranks those candidates. Entries are named by their key, layer * n_expert +
+// expert. Time is counted in tokens (advance_tokens) and, within a token, by
+// the layer being served (begin_layer): every token runs layers 0..n_layer-1
+// in order, so an entry of layer l is next needed when layer l runs again.
+//
+// Policies:
+//   lru       least recently used (a use = the last pin; ties cannot happen).
+//   lfu_aged  smallest aged frequency: +1 per use, halved every
+//             half_life_tokens tokens, kept across evictions; ties to the
+//             least recently used.
+//   next_use  largest expected time to the entry's next use, in layer steps,
+//             times its bytes (an approximation of Belady's rule, which
+//             evicts the entry used furthest in the future):
+//               E = d_l + n_layer * (1/p - 1)
+//             d_l in [1, n_layer] is how many layer steps until layer l runs
+//             again (the layer just served has d = n_layer: its entries are
+//             needed one token later at the earliest; the next layer has
+//             d = 1), and p is the entry's chance to be selected each time its
+//             layer runs: its aged frequency (half-life kNextUseHalfLife
+//             tokens) over the aged number of tokens, with one token of prior
+//             at the mean rate n_expert_used / n_expert. Experts the lookahead
+//             predictor names for the next layer (hint()) are not evicted
+//             while that layer is pending. Plain LRU drops to 0 hits below one
+//             token's worth of experts (it evicts exactly the entry the layer
+//             order needs next); next_use does not, because d_l ranks the
+//             layer just served first.
+//
+// Cost: lru and lfu_aged O(log n) per call (ordered sets, n = evictable
+// entries); next_use O(log n) per add/remove/use and O(n_layer + |hint|) per
+// victim() (one ordered set per layer; the first entry of each is compared).
+// Ordering keys never change while time passes (an aged frequency is kept as
+// log2(f) + t / half_life, which orders entries the same at every t).
+//
+// Thread-safety: thread-compatible (the cache's thread).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "util/status.h"
+
+namespace les::sched {
+
+enum class EvictionPolicy { lru, lfu_aged, next_use };
+const char* eviction_policy_name(EvictionPolicy p) noexcept;
+// "lru", "lfu" / "lfu_aged", "next_use". Errors: invalid_argument listing the names.
+Result<EvictionPolicy> parse_eviction_policy(const std::string& name);
+// Every policy, the default first.
+std::vector<EvictionPolicy> all_eviction_policies();
+// The policy a cache uses when nobody chooses one.
+inline constexpr EvictionPolicy kDefaultEvictionPolicy = EvictionPolicy::lfu_aged;
+
+// next_use's frequency half-life, in tokens. One constant for every model and
+// trace (bench_trace prints the table for 4, 8 and 16).
+inline constexpr double kNextUseHalfLife = 8.0;
+
+struct EvictorParams {
+  int32_t n_layer = 0;
+  int32_t n_expert = 0;
+  int32_t n_expert_used = 0;         // k (next_use's prior rate k / n_expert)
+  std::vector<size_t> entry_bytes;   // per layer: the bytes one entry of that layer occupies
+  double half_life_tokens = 16.0;    // lfu_aged
+  double next_use_half_life = kNextUseHalfLife;
+};
+
+class Evictor {
+ public:
+  virtual ~Evictor() = default;
+  // A batch of n tokens begins (ageing).
+  virtual void advance_tokens(int64_t n) noexcept = 0;
+  // The cache now serves `layer` of the current batch.
+  virtual void begin_layer(int32_t layer) noexcept { (void)layer; }
+  // The lookahead predictor names `experts` for `layer` (the next one to run).
+  virtual void hint(int32_t layer, std::span<const int32_t> experts) {
+    (void)layer;
+    (void)experts;
+  }
+  // `key`'s bytes were (re)loaded into the cache (demand read or prefetch).
+  virtual void on_load(int32_t key) noexcept = 0;
+  // `key` was used by a lookup (its entry is pinned for compute).
+  virtual void on_use(int32_t key) noexcept = 0;
+  // `key` becomes / stops being evictable. Preconditions: key in range; add()
+  // only for a key not evictable now, remove() only for one that is; on_load
+  // and on_use only while the key is not evictable (its rank may change).
+  virtual void add(int32_t key) = 0;
+  virtual void remove(int32_t key) noexcept = 0;
+  // The evictable key to evict first, or -1 when none is evictable.
+  virtual int32_t victim() = 0;
+};
+
+// Errors: invalid_argument (n_layer, n_expert or n_expert_used not positive,
+// entry_bytes not one positive value per layer, a half-life not positive).
+Result<std::unique_ptr<Evictor>> make_evictor(EvictionPolicy policy, const EvictorParams& p);
+
+// The policies' own constructors (make_evictor checks the parameters first).
+std::unique_ptr<Evictor> make_lru_evictor(const EvictorParams& p);
+std::unique_ptr<Evictor> make_lfu_aged_evictor(const EvictorParams& p);
+std::unique_ptr<Evictor> make_next_use_evictor(const EvictorParams& p);
+
+}  // namespace les::sched
