@@ -40,6 +40,13 @@ file(GLOB LES_SYNTH_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/core/synth
 add_library(les_synth STATIC ${LES_SYNTH_SOURCES})
 target_link_libraries(les_synth PUBLIC les_static)
 
+# Recorded routing traces (src/trace): the route_trace reader, cache-only
+# replay through the expert cache, the offline optimum and the simulated
+# lookahead predictor, for bench_trace and the tests; never part of libles.so.
+file(GLOB LES_TRACE_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/trace/*.cpp)
+add_library(les_trace STATIC ${LES_TRACE_SOURCES})
+target_link_libraries(les_trace PUBLIC les_static)
+
 add_library(les_shared SHARED $<TARGET_OBJECTS:les_obj> $<TARGET_OBJECTS:les_kernels_obj>)
 target_link_libraries(les_shared PRIVATE fmt::fmt spdlog::spdlog Threads::Threads ICU::uc PkgConfig::UTF8PROC)
 if(LIBURING_FOUND)

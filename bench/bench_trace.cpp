@@ -1,0 +1,222 @@
+// Replays a recorded expert-routing trace (route_trace v1, e.g.
+// ../shared/fixtures/traces/*.route.csv) through LES's own expert cache.
+//
+// Cache only (default): hit rate and bytes a miss would read, for every budget
+// of --budgets-mb, for each of LES's eviction policies (the one `les run` uses
+// is marked default) and the offline optimum (optimal: Belady, evict the entry
+// used furthest in the future, computed in the same run over the same cache
+// and accounting). Accounting: src/trace/cache_replay.h (the traces' README:
+// one lookup per distinct expert of a (token, layer), prefill warms, decode
+// counted, a group's own entries never evicted, budget = bytes of expert data).
+//
+//   bench_trace --trace FILE [--budgets-mb 500,1000,2000] [--policy NAME ...]
+//               [--recall R [--candidates C] [--seed S]] [--half-life H]
+//               [--timing N] [--json]
+//
+// --recall R: the lookahead predictor's hints are simulated (each true expert
+// of the next layer named with probability R, the list filled to C with other
+// experts; trace/simulated_lookahead.h); they inform eviction only. --timing N
+// replays each (budget, policy) N more times and reports the median wall time
+// of the cache bookkeeping and policy per decoded token. --half-life H changes
+// next_use's frequency half-life (a sensitivity check; les run always uses
+// the built-in constant).
+//
+// --json prints one object: the trace's shape, then "results": one
+// {"budget_mb", "policy", "default", "hit_rate", "bytes_read"} per budget and
+// policy (hit rate over decode lookups, bytes over the decode misses).
+// Without --json the same as a table. It measures and prints; it asserts nothing.
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "sched/eviction_policy.h"
+#include "trace/cache_replay.h"
+#include "trace/route_trace.h"
+
+namespace {
+
+using les::trace::ReplayPolicy;
+
+struct Args {
+  std::string trace;
+  std::string budgets = "500,1000,2000,3000,4000,6000,8000";
+  std::vector<std::string> policies;
+  double recall = -1;
+  int32_t candidates = 0;
+  uint64_t seed = 1;
+  double half_life = les::sched::kNextUseHalfLife;
+  int timing = 0;
+  bool json = false;
+};
+
+struct Row {
+  double budget_mb;
+  ReplayPolicy policy;
+  les::trace::ReplayResult r;
+  double ns_per_token = 0;
+};
+
+int fail(const std::string& what) {
+  std::fprintf(stderr, "bench_trace: %s\n", what.c_str());
+  return 1;
+}
+
+bool parse_budgets(const std::string& s, std::vector<double>& out) {
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    char* end = nullptr;
+    const double v = std::strtod(item.c_str(), &end);
+    if (item.empty() || end == nullptr || *end != '\0' || !(v > 0) || v > 1024.0 * 1024.0) return false;
+    out.push_back(v);
+  }
+  return !out.empty();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  CLI::App app{"Replay a route trace through LES's expert cache"};
+  app.add_option("--trace", a.trace, "route_trace v1 file")->required();
+  app.add_option("--budgets-mb", a.budgets, "Comma-separated budgets in MiB of expert data");
+  app.add_option("--policy", a.policies, "Policy to replay (repeatable): next_use, lfu_aged, lru, optimal; default all");
+  app.add_option("--recall", a.recall, "Simulate lookahead hints of this recall (0..1)")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--candidates", a.candidates, "Hint list length c (default k + 2)")->check(CLI::Range(1, 1 << 16));
+  app.add_option("--seed", a.seed, "Seed of the simulated predictor");
+  app.add_option("--half-life", a.half_life, "next_use frequency half-life in tokens (sensitivity check)")
+      ->check(CLI::Range(0.01, 1e6));
+  app.add_option("--timing", a.timing, "Replay each cell N more times and report ns per token")->check(CLI::Range(0, 1000));
+  app.add_flag("--json", a.json, "Print one JSON object");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  std::vector<double> budgets;
+  if (!parse_budgets(a.budgets, budgets)) {
+    std::fprintf(stderr, "bench_trace: --budgets-mb wants positive numbers separated by commas, got '%s'\n",
+                 a.budgets.c_str());
+    return 2;
+  }
+  std::vector<ReplayPolicy> policies;
+  if (a.policies.empty()) {
+    for (auto p : les::sched::all_eviction_policies()) policies.push_back(p);
+    policies.push_back(ReplayPolicy());
+  }
+  for (const std::string& name : a.policies) {
+    auto p = les::trace::parse_replay_policy(name);
+    if (!p.ok()) {
+      std::fprintf(stderr, "bench_trace: --policy: %s\n", p.status().message().c_str());
+      return 2;
+    }
+    policies.push_back(*p);
+  }
+  auto trace = les::trace::read_route_trace(a.trace);
+  if (!trace.ok()) return fail(trace.status().to_string());
+
+  std::vector<Row> rows;
+  for (double b : budgets) {
+    for (const ReplayPolicy& p : policies) {
+      les::trace::ReplayOptions o;
+      o.budget_bytes = static_cast<size_t>(b * 1024.0 * 1024.0);
+      o.policy = p;
+      o.recall = a.recall;
+      o.candidates = a.candidates;
+      o.seed = a.seed;
+      o.next_use_half_life = a.half_life;
+      auto r = les::trace::replay_cache(*trace, o);
+      if (!r.ok()) return fail(r.status().to_string());
+      Row row{b, p, *r, 0};
+      if (a.timing > 0) {
+        std::vector<double> ns;
+        for (int i = 0; i < a.timing; ++i) {
+          auto again = les::trace::replay_cache(*trace, o);
+          if (!again.ok()) return fail(again.status().to_string());
+          ns.push_back(again->seconds * 1e9 / static_cast<double>(std::max<uint64_t>(again->decode_tokens, 1)));
+        }
+        row.ns_per_token = median(ns);
+      }
+      rows.push_back(row);
+    }
+  }
+
+  const ReplayPolicy def = les::sched::kDefaultEvictionPolicy;
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["trace"] = a.trace;
+    j["mode"] = "cache";
+    j["arch"] = trace->arch;
+    j["n_layer"] = trace->n_layer;
+    j["n_expert"] = trace->n_expert;
+    j["n_expert_used"] = trace->n_expert_used;
+    j["decode_tokens"] = trace->n_decode_tokens();
+    j["decode_lookups"] = trace->n_decode_lookups();
+    j["one_token_bytes"] = trace->one_token_bytes();
+    j["next_use_half_life"] = a.half_life;
+    if (a.recall >= 0) {
+      j["recall"] = a.recall;
+      j["hints"] = "simulated";
+      j["candidates"] = a.candidates > 0 ? a.candidates
+                                         : std::min(trace->n_expert_used + 2, std::min(2 * trace->n_expert_used, trace->n_expert));
+      j["seed"] = a.seed;
+    }
+    nlohmann::ordered_json res = nlohmann::ordered_json::array();
+    for (const Row& r : rows) {
+      nlohmann::ordered_json e;
+      e["budget_mb"] = r.budget_mb;
+      e["policy"] = les::trace::replay_policy_name(r.policy);
+      e["default"] = r.policy == def;
+      e["hit_rate"] = r.r.hit_rate();
+      e["bytes_read"] = r.r.bytes_read;
+      res.push_back(e);
+    }
+    j["results"] = res;
+    if (a.timing > 0) {
+      nlohmann::ordered_json t = nlohmann::ordered_json::array();
+      for (const Row& r : rows)
+        t.push_back({{"budget_mb", r.budget_mb}, {"policy", les::trace::replay_policy_name(r.policy)},
+                     {"ns_per_token", r.ns_per_token}, {"repeats", a.timing}});
+      j["timing"] = t;
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  std::printf("trace %s: %s, %d layers, %d experts, top-%d, %d decode tokens (%zu lookups); one token's experts %.0f MiB\n",
+              a.trace.c_str(), trace->arch.c_str(), trace->n_layer, trace->n_expert, trace->n_expert_used,
+              trace->n_decode_tokens(), trace->n_decode_lookups(),
+              static_cast<double>(trace->one_token_bytes()) / (1024.0 * 1024.0));
+  if (a.recall >= 0)
+    std::printf("hints: SIMULATED lookahead predictor, recall %.3f, seed %llu (they inform eviction only)\n", a.recall,
+                static_cast<unsigned long long>(a.seed));
+  std::printf("%10s", "budget MiB");
+  for (const ReplayPolicy& p : policies)
+    std::printf("  %16s", (les::trace::replay_policy_name(p) + (p == def ? "*" : "")).c_str());
+  std::printf("\n");
+  for (size_t i = 0; i < rows.size(); i += policies.size()) {
+    std::printf("%10.0f", rows[i].budget_mb);
+    for (size_t j = 0; j < policies.size(); ++j) {
+      const Row& r = rows[i + j];
+      std::printf("  %6.1f%% %6.0fMiB", 100.0 * r.r.hit_rate(), static_cast<double>(r.r.bytes_read) / (1024.0 * 1024.0));
+    }
+    std::printf("\n");
+  }
+  std::printf("(hit rate of decode lookups, MiB read by decode misses; * = the default policy)\n");
+  if (a.timing > 0) {
+    std::printf("cache + policy bookkeeping, ns per decoded token (median of %d replays):\n", a.timing);
+    for (const Row& r : rows)
+      std::printf("  %6.0f MiB %-10s %8.0f ns\n", r.budget_mb, les::trace::replay_policy_name(r.policy).c_str(),
+                  r.ns_per_token);
+  }
+  return 0;
+}

@@ -1,0 +1,104 @@
+#include "trace/cache_replay.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "sched/expert_cache.h"
+#include "trace/optimal_evictor.h"
+#include "trace/simulated_lookahead.h"
+
+namespace les::trace {
+
+Result<ReplayPolicy> parse_replay_policy(const std::string& name) {
+  if (name == "optimal") return ReplayPolicy();
+  auto p = sched::parse_eviction_policy(name);
+  if (!p.ok()) return invalid_argument_error("unknown policy '" + name + "' (known: next_use, lfu_aged, lru, optimal)");
+  return ReplayPolicy(*p);
+}
+
+std::string replay_policy_name(const ReplayPolicy& p) { return p ? sched::eviction_policy_name(*p) : "optimal"; }
+
+Result<ReplayResult> replay_cache(const RouteTrace& trace, const ReplayOptions& opt) {
+  const int32_t k = trace.n_expert_used;
+  const int32_t c = opt.candidates > 0 ? opt.candidates : std::min(k + 2, std::min(2 * k, trace.n_expert));
+  if (opt.recall > 1) return invalid_argument_error("recall " + std::to_string(opt.recall) + " above 1");
+  if (opt.recall >= 0 && (c < k || c > trace.n_expert))
+    return invalid_argument_error("candidates " + std::to_string(c) + " outside [n_expert_used, n_expert]");
+  std::unique_ptr<OptimalEvictor> optimal;
+  sched::ExpertCacheParams cp;
+  cp.n_layer = trace.n_layer;
+  cp.n_expert = trace.n_expert;
+  cp.slot_bytes = trace.max_expert_bytes();
+  cp.alignment = 1;
+  cp.min_slots = k;
+  cp.budget_bytes = opt.budget_bytes;
+  cp.backed = false;
+  cp.entry_bytes = trace.expert_bytes;
+  for (size_t& b : cp.entry_bytes)
+    if (b == 0) b = cp.slot_bytes;  // a layer the trace never uses
+  cp.next_use_half_life = opt.next_use_half_life;
+  if (opt.policy) {
+    cp.policy = *opt.policy;
+  } else {
+    optimal = std::make_unique<OptimalEvictor>(trace);
+    cp.custom_evictor = optimal.get();
+  }
+  LES_ASSIGN_OR_RETURN(std::unique_ptr<sched::ExpertCache> cache, sched::ExpertCache::create(cp));
+
+  std::unique_ptr<SimulatedLookahead> hints;
+  if (opt.recall >= 0) hints = std::make_unique<SimulatedLookahead>(opt.recall, c, trace.n_expert, opt.seed);
+  std::vector<int32_t> cand, missed;
+  std::vector<sched::ExpertHandle> held;
+  ReplayResult r;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto& G = trace.groups;
+  for (size_t gi = 0; gi < G.size(); ++gi) {
+    const RouteGroup& g = G[gi];
+    const bool decode = g.phase == 1;
+    const bool new_batch = gi == 0 || G[gi - 1].turn != g.turn || G[gi - 1].phase != g.phase ||
+                           (decode && G[gi - 1].step != g.step);
+    if (new_batch) {
+      int64_t n = 1;
+      if (!decode) {  // a prefill batch: its distinct token positions
+        std::set<int32_t> steps;
+        for (size_t j = gi; j < G.size() && G[j].turn == g.turn && G[j].phase == 0; ++j) steps.insert(G[j].step);
+        n = static_cast<int64_t>(steps.size());
+      }
+      cache->advance_token(n);
+      r.decode_tokens += decode ? 1 : 0;
+    }
+    cache->begin_layer(g.layer);
+    if (hints && gi + 1 < G.size() && G[gi + 1].phase == 1) {
+      hints->predict(G[gi + 1].experts, cand);
+      cache->hint(G[gi + 1].layer, cand);
+    }
+    missed.clear();
+    for (int32_t e : g.experts) {
+      const int32_t slot = cache->lookup(g.layer, e);
+      if (slot >= 0) {
+        held.push_back(cache->pin(slot));
+        r.hits += decode ? 1 : 0;
+      } else {
+        missed.push_back(e);
+      }
+    }
+    for (int32_t e : missed) {
+      auto slot = cache->claim(g.layer, e, false);
+      if (!slot)
+        return internal_error("replay: no entry for expert " + std::to_string(e) + " of layer " +
+                              std::to_string(g.layer) + " (group " + std::to_string(gi) + ")");
+      cache->fill_done(*slot, true);
+      held.push_back(cache->pin(*slot));
+      r.bytes_read += decode ? trace.expert_bytes[static_cast<size_t>(g.layer)] : 0;
+    }
+    r.lookups += decode ? g.experts.size() : 0;
+    held.clear();
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace les::trace

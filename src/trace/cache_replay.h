@@ -1,0 +1,63 @@
+// Cache-only trace replay: drives LES's ExpertCache and eviction policy with
+// a recorded routing trace and counts hits and the bytes a miss would read.
+//
+// Accounting (the traces' README, so LES's lru reproduces its LRU column):
+// one lookup per distinct expert of each (token, layer) group, in file order;
+// hits are pinned first, then each miss claims an entry (evicting by policy)
+// and is pinned, so a group's own entries are never evicted; pins end with
+// the group. Prefill groups warm the cache; hits and bytes count decode
+// groups only. The budget is bytes of expert data: an entry of layer l takes
+// the trace's expert_bytes of l (no memory is allocated). Time: the prefill
+// of a turn is one batch of its token count, each decode token one batch;
+// the cache is told which layer each group serves.
+//
+// Hints (recall >= 0): before a group's lookups, a SimulatedLookahead names
+// candidates for the next group's layer (the lookahead predictor scores
+// layer l + 1 from layer l's router input, available before layer l's reads
+// are claimed) and the cache is given them (ExpertCache::hint). No reads are
+// simulated for them: a hint only informs eviction, so hit rates stay
+// comparable with the offline optimum.
+//
+// Thread-safety: reentrant (everything is per call).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "sched/eviction_policy.h"
+#include "trace/route_trace.h"
+#include "util/status.h"
+
+namespace les::trace {
+
+// A LES eviction policy, or nullopt for the offline optimum.
+using ReplayPolicy = std::optional<sched::EvictionPolicy>;
+// "optimal" or an eviction policy name. Errors: invalid_argument naming the choices.
+Result<ReplayPolicy> parse_replay_policy(const std::string& name);
+std::string replay_policy_name(const ReplayPolicy& p);
+
+struct ReplayOptions {
+  size_t budget_bytes = 0;     // bytes of expert data; at least n_expert_used x the largest expert
+  ReplayPolicy policy = sched::kDefaultEvictionPolicy;
+  double recall = -1;          // < 0: no hints; else the simulated predictor's recall
+  int32_t candidates = 0;      // hint list length c; 0 = n_expert_used + 2 (the engine's default, <= 2k)
+  uint64_t seed = 1;           // the simulated predictor's random stream
+  double next_use_half_life = sched::kNextUseHalfLife;
+};
+
+struct ReplayResult {
+  uint64_t lookups = 0;      // decode lookups
+  uint64_t hits = 0;         // decode lookups found in the cache
+  uint64_t bytes_read = 0;   // expert bytes of the decode misses
+  uint64_t decode_tokens = 0;
+  double seconds = 0;        // wall time of the replay loop (cache + policy bookkeeping)
+  double hit_rate() const noexcept { return lookups == 0 ? 0.0 : static_cast<double>(hits) / static_cast<double>(lookups); }
+};
+
+// Errors: invalid_argument (budget below one layer's k largest experts,
+// recall above 1, candidates outside [n_expert_used, n_expert]); internal
+// (the cache refused a claim it must grant).
+Result<ReplayResult> replay_cache(const RouteTrace& trace, const ReplayOptions& opt);
+
+}  // namespace les::trace
