@@ -129,7 +129,7 @@ void Sampler::apply_min_p() {
   std::erase_if(candidates_, [threshold](const Candidate& c) { return c.p < threshold; });
 }
 
-Result<int32_t> Sampler::sample(std::span<const float> logits) {
+Status Sampler::build(std::span<const float> logits) {
   if (logits.empty()) return invalid_argument_error("sampler: empty logits");
   candidates_.clear();
   candidates_.reserve(logits.size());
@@ -149,7 +149,9 @@ Result<int32_t> Sampler::sample(std::span<const float> logits) {
     const Candidate* best = &candidates_[0];
     for (const auto& c : candidates_)
       if (c.logit > best->logit) best = &c;  // strict >: ties keep the lowest id
-    return best->id;
+    const Candidate argmax{best->id, best->logit, 1.0f};
+    candidates_.assign(1, argmax);
+    return Status();
   }
 
   // Masked tokens (-inf, possibly after a presence penalty) never survive.
@@ -161,7 +163,12 @@ Result<int32_t> Sampler::sample(std::span<const float> logits) {
   apply_min_p();
 
   softmax(1.0 / static_cast<double>(params_.temperature));
+  return Status();
+}
 
+Result<int32_t> Sampler::sample(std::span<const float> logits) {
+  LES_RETURN_IF_ERROR(build(logits));
+  if (params_.temperature == 0.0f) return candidates_[0].id;  // greedy uses no randomness
   const double u = uniform01();
   double cum = 0;
   for (const auto& c : candidates_) {
@@ -169,6 +176,34 @@ Result<int32_t> Sampler::sample(std::span<const float> logits) {
     if (u < cum) return c.id;
   }
   return candidates_.back().id;  // rounding: u landed in the last sliver
+}
+
+Result<TokenProbs> Sampler::distribution(std::span<const float> logits) {
+  LES_RETURN_IF_ERROR(build(logits));
+  TokenProbs d;
+  d.ids.reserve(candidates_.size());
+  d.p.reserve(candidates_.size());
+  for (const auto& c : candidates_) {
+    d.ids.push_back(c.id);
+    d.p.push_back(c.p);
+  }
+  return d;
+}
+
+int32_t Sampler::draw(const TokenProbs& dist) {
+  const double u = uniform01();
+  double cum = 0;
+  for (size_t i = 0; i < dist.ids.size(); ++i) {
+    cum += dist.p[i];
+    if (u < cum) return dist.ids[i];
+  }
+  return dist.ids.back();  // rounding: u landed in the last sliver
+}
+
+float TokenProbs::prob(int32_t id) const noexcept {
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] == id) return p[i];
+  return 0.0f;
 }
 
 }  // namespace les

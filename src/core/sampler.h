@@ -52,6 +52,17 @@ struct SamplerParams {
 // Checks every field; invalid_argument naming the field and its value otherwise.
 Status validate(const SamplerParams& p);
 
+// A distribution over token ids: the tokens a draw can pick, with their
+// probabilities (summing to 1 up to float rounding), in the order a draw
+// walks them. Tokens not listed have probability 0.
+struct TokenProbs {
+  std::vector<int32_t> ids;
+  std::vector<float> p;
+  // p of `id`, 0 when not listed (linear in size()).
+  float prob(int32_t id) const noexcept;
+  size_t size() const noexcept { return ids.size(); }
+};
+
 class Sampler {
  public:
   // Errors: invalid_argument from validate().
@@ -61,6 +72,19 @@ class Sampler {
   // Does not record the token: call accept() with the token actually appended.
   // Errors: invalid_argument (empty logits, a NaN logit, every logit -inf).
   Result<int32_t> sample(std::span<const float> logits);
+
+  // The distribution sample() draws from for these logits and the current
+  // penalty window: the chain's survivors with their softmax(logit /
+  // temperature) probabilities; for temperature 0 the argmax with p = 1.
+  // Consumes no randomness. Errors as sample(). (Speculative decoding's
+  // rejection sampling needs p, not only a draw.)
+  Result<TokenProbs> distribution(std::span<const float> logits);
+  // One draw from `dist` with this sampler's RNG, walking `dist` in its order
+  // (sample() at temperature > 0 is draw(distribution(logits)), the same RNG
+  // use). Precondition: dist not empty.
+  int32_t draw(const TokenProbs& dist);
+  // A uniform double in [0, 1) from this sampler's RNG (53 random bits).
+  double uniform() { return uniform01(); }
 
   // Records a token in the penalty window (prompt tokens and generated ones).
   void accept(int32_t token);
@@ -79,6 +103,9 @@ class Sampler {
     float p;
   };
 
+  // candidates_ = the chain's survivors for `logits` with p filled, in the
+  // order a draw walks them; greedy: the argmax alone. Errors as sample().
+  Status build(std::span<const float> logits);
   void apply_penalties();
   void apply_top_k();
   // Fills p = softmax(logit * inv_temperature) over candidates_ (sorted or not).

@@ -289,3 +289,38 @@ TEST_CASE("bad logits are rejected, not crashed on", "[sampler]") {
   s.accept(1000000);
   CHECK(s.sample(std::vector<float>{1.0f, 2.0f}).ok());
 }
+
+TEST_CASE("distribution() is what sample() draws from; draw() uses the same RNG stream", "[sampler]") {
+  const std::vector<float> logits = {0.5f, 2.0f, -1.0f, 1.5f, 0.0f, 3.0f, -0.5f, 1.0f};
+  SamplerParams p;  // llama.cpp defaults: top-k 40, top-p 0.95, min-p 0.05, temperature 0.8
+  p.seed = 7;
+  p.repeat_penalty = 1.3f;
+  Sampler a = make(p), b = make(p);
+  a.accept(5);
+  b.accept(5);
+  auto d = b.distribution(logits);
+  REQUIRE(d.ok());
+  double sum = 0;
+  for (float x : d->p) sum += x;
+  CHECK(sum == Approx(1.0).epsilon(1e-6));
+  CHECK(d->prob(2) == 0.0f);  // below min-p
+  for (int i = 0; i < 500; ++i) {
+    auto s = a.sample(logits);
+    REQUIRE(s.ok());
+    CHECK(*s == b.draw(*d));
+  }
+}
+
+TEST_CASE("greedy distribution is the argmax with probability 1 and uses no randomness", "[sampler]") {
+  SamplerParams p = plain();
+  p.temperature = 0.0f;
+  Sampler s = make(p);
+  auto d = s.distribution(std::vector<float>{0.1f, 2.0f, -1.0f, 2.0f});
+  REQUIRE(d.ok());
+  REQUIRE(d->size() == 1);
+  CHECK(d->ids[0] == 1);
+  CHECK(d->p[0] == 1.0f);
+  CHECK(d->prob(3) == 0.0f);
+  CHECK(!s.distribution(std::vector<float>{}).ok());
+  CHECK(!s.distribution(std::vector<float>{std::nanf("")}).ok());
+}
