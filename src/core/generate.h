@@ -12,10 +12,17 @@
 //           at n_predict tokens, on a full context, or when the callback returns false
 //           ctx.decode({t})                              <- decode
 // The prompt's tokens are accepted into the sampler's penalty window first.
+// With GenerateParams::speculative, the decode is a speculative step instead
+// (core/speculative/speculative_decoder.h): it evaluates t with drafted
+// tokens in one verify pass and returns several tokens at once, which the
+// loop then delivers one by one as above (the verifier already sampled and
+// accepted them); a stop in the middle of them rolls the context back so it
+// ends exactly as plain decoding would leave it.
 //
 // Timing (std::chrono::steady_clock): prefill = the prompt's decode call;
-// decode = the single-token decode calls (forward pass only; sampling and
-// detokenizing are timed separately).
+// decode = the whole decode phase, from the end of the prefill to the last
+// token (forward passes, drafting, verifying, sampling, detokenizing and the
+// callback); sampling outside verify passes is also timed on its own.
 //
 // Thread-safety: runs on the caller's thread; uses ctx, tokenizer and sampler
 // exclusively for its duration.
@@ -35,10 +42,15 @@
 
 namespace les {
 
+class SpeculativeDecoder;
+
 struct GenerateParams {
   int32_t n_predict = 128;          // max tokens to generate; < 0 = until EOS / full context
   bool ignore_eos = false;          // keep generating past EOS/EOG tokens (they emit no text)
   std::vector<std::string> stop;    // stop strings (empty strings are ignored)
+  // Speculative decoding (drafter, draft-length policy, statistics), or null
+  // for plain decoding. Borrowed; used exclusively for the call.
+  SpeculativeDecoder* speculative = nullptr;
 };
 
 enum class StopReason { eos, stop_string, n_predict, context_full, cancelled };
@@ -47,7 +59,8 @@ const char* stop_reason_name(StopReason r) noexcept;  // "eos", "stop_string", .
 struct GenerateStats {
   int32_t n_prompt_tokens = 0;
   int32_t n_generated = 0;          // tokens sampled and accepted (an EOS that stopped the loop excluded)
-  int32_t n_decoded = 0;            // single-token decode calls
+  int32_t n_decoded = 0;            // generated tokens that decode-phase passes produced (all but the
+                                    // first, which the prefill's logits give)
   double prefill_seconds = 0;
   double decode_seconds = 0;
   double sample_seconds = 0;

@@ -71,7 +71,7 @@ Status attention_layer(const Model& model, int32_t il, KvCache& kv, int32_t kv_l
     kv.store(kv_layer, static_cast<int32_t>(pos), kt, s.v.data() + t * Dv);
   }
   const int64_t m = n - r0;
-  const bool gemm_order = n > 1 && !cfg.batch_invariant;
+  const bool gemm_order = n > 1 && !cfg.batch_invariant && !s.rows_as_decode;
   attention_rows(hp, kv, kv_layer, s.q.data() + r0 * Dq, m, pos0 + r0, gemm_order, s.attn.data() + r0 * Da, s.att,
                  mm.pool);
   if (cfg.attn_output_gate)

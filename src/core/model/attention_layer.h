@@ -9,7 +9,7 @@
 //
 // Summation order of the F16 attention: ggml's GEMM order for batches of >= 2
 // tokens, its one-token order otherwise, unless ArchConfig::batch_invariant
-// (always the one-token order).
+// or AttentionLayerScratch::rows_as_decode (always the one-token order).
 //
 // Shapes: h is n rows of n_embd floats; out rows r0 .. n - 1 of n_embd floats
 // are written (rows before r0 are not: llama.cpp's last-layer shortcut).
@@ -28,6 +28,10 @@
 namespace les {
 
 struct AttentionLayerScratch {
+  // Compute every row as a one-token decode computes it (the one-token F16
+  // summation order even for a batch): a speculative verify pass, whose rows
+  // must equal plain decoding bit for bit. Set per decode by the Context.
+  bool rows_as_decode = false;
   std::vector<float> qfull, q, gate, k, v, attn;
   AttentionScratch att;
 };

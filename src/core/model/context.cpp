@@ -49,7 +49,7 @@ Result<std::unique_ptr<Context>> Context::create(const Model& model, const Conte
       new Context(model, SequenceState(std::move(kv), std::move(rec)), q, std::move(experts)));
 }
 
-Status Context::decode(std::span<const int32_t> tokens, bool all_logits) {
+Status Context::decode(std::span<const int32_t> tokens, bool all_logits, bool rows_as_decode) {
   const int64_t n = static_cast<int64_t>(tokens.size());
   if (n == 0) return invalid_argument_error("decode: no tokens");
   const int32_t n_vocab = model_.hparams().n_vocab;
@@ -66,6 +66,9 @@ Status Context::decode(std::span<const int32_t> tokens, bool all_logits) {
   const bool own_checkpoint = seq_.has_recurrent() && !seq_.has_checkpoint();
   if (own_checkpoint) LES_RETURN_IF_ERROR(seq_.checkpoint(0));
   const int64_t E = model_.hparams().n_embd;
+  scratch_.attn.rows_as_decode = rows_as_decode;
+  scratch_.ffn.union_experts = 0;
+  scratch_.ffn.union_bytes = 0;
   std::vector<float> all, hidden;
   if (all_logits) all.resize(static_cast<size_t>(n) * n_vocab);
   if (params_.output_hidden) hidden.resize(static_cast<size_t>(n * E));
@@ -96,6 +99,8 @@ Status Context::decode(std::span<const int32_t> tokens, bool all_logits) {
   logits_all_ = std::move(all);
   hidden_ = std::move(hidden);
   has_all_ = all_logits;
+  all_pos0_ = n_past0;
+  union_ = {scratch_.ffn.union_experts, scratch_.ffn.union_bytes};
   return Status();
 }
 
@@ -114,6 +119,14 @@ void Context::reset() noexcept {
   has_all_ = false;
 }
 
-Status Context::trim(int32_t n_keep) { return seq_.trim(n_keep); }
+Status Context::trim(int32_t n_keep) {
+  LES_RETURN_IF_ERROR(seq_.trim(n_keep));
+  const int64_t row = static_cast<int64_t>(n_keep) - 1 - all_pos0_;
+  const size_t n_vocab = static_cast<size_t>(model_.hparams().n_vocab);
+  if (has_all_ && row >= 0 && static_cast<size_t>(row + 1) * n_vocab <= logits_all_.size())
+    logits_.assign(logits_all_.begin() + row * static_cast<int64_t>(n_vocab),
+                   logits_all_.begin() + (row + 1) * static_cast<int64_t>(n_vocab));
+  return Status();
+}
 
 }  // namespace les

@@ -58,7 +58,11 @@ class Context {
   // context_full (n_past + n > n_ctx; nothing appended), errors of the expert
   // source. On error, n_past(), the sequence state (KV cache and recurrent
   // state: rolled back) and the logits are unchanged.
-  Status decode(std::span<const int32_t> tokens, bool all_logits = false);
+  // rows_as_decode: compute each row bit-identical to decoding it alone (a
+  // speculative verify pass; AttentionLayerScratch::rows_as_decode). Without
+  // it a batch follows llama.cpp's batched attention order for an F16 KV
+  // cache, whose last bits differ from single-token decoding.
+  Status decode(std::span<const int32_t> tokens, bool all_logits = false, bool rows_as_decode = false);
 
   std::span<const float> logits() const;      // last decoded token; empty before the first decode
   std::span<const float> logits_all() const;  // all tokens of the last decode (if requested), else empty
@@ -74,7 +78,10 @@ class Context {
   // Keeps the first n_keep positions (speculative rollback, conversation
   // trimming): any n_keep <= n_past for attention-only models; with a
   // recurrent (linear-attention) state, see SequenceState::rollback (0, n_past,
-  // or within reach of a checkpoint). Errors: invalid_argument (nothing changes).
+  // or within reach of a checkpoint). When the last decode computed every
+  // row's logits and one of its rows is position n_keep - 1, logits() becomes
+  // that row (the rolled-back sequence's last logits); otherwise logits() is
+  // left as it was. Errors: invalid_argument (nothing changes).
   Status trim(int32_t n_keep);
   // Marks the sequence state at n_past() so that trim() can return to any of
   // the next max_replay positions (SequenceState::checkpoint). Errors:
@@ -82,6 +89,15 @@ class Context {
   Status checkpoint(int32_t max_replay) { return seq_.checkpoint(max_replay); }
   void drop_checkpoint() noexcept { seq_.drop_checkpoint(); }
   const SequenceState& sequence() const noexcept { return seq_; }
+
+  // The routed experts the last decode used: distinct (layer, expert) pairs
+  // summed over MoE layers (an expert counts once per layer however many
+  // tokens selected it) and their bytes. Zero for a dense model.
+  struct ExpertUnion {
+    int64_t experts = 0;
+    uint64_t bytes = 0;
+  };
+  ExpertUnion last_expert_union() const noexcept { return union_; }
 
   // Debug hook: called per MoE layer with the router's decisions (tests, statistics).
   void set_router_observer(RouterObserver obs) { observers_.router = std::move(obs); }
@@ -111,6 +127,8 @@ class Context {
   std::vector<float> chunk_logits_;
   std::vector<float> hidden_;      // n x n_embd (output_hidden)
   bool has_all_ = false;
+  int32_t all_pos0_ = 0;  // position of logits_all_'s first row
+  ExpertUnion union_;
 };
 
 }  // namespace les

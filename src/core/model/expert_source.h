@@ -5,6 +5,8 @@
 // picked. The resident implementation (below) points into the model's mmap; the
 // streaming engine supplies one backed by its expert cache, which may use
 // prepare() to start reads for the whole batch before the first get().
+// Speculative decoding's questions (bytes a batch would read, the verify
+// pass's bookkeeping) are the ExpertCost base (expert_cost.h).
 //
 // Thread-safety: an ExpertSource is used by one Context at a time; get() results
 // stay valid until release() of the same layer.
@@ -13,6 +15,7 @@
 #include <cstdint>
 #include <span>
 
+#include "core/model/expert_cost.h"
 #include "core/model/model_weights.h"
 #include "util/status.h"
 
@@ -25,7 +28,7 @@ struct ExpertMatrices {
   WeightView down;  // {cols n_ff_exp, rows n_embd}
 };
 
-class ExpertSource {
+class ExpertSource : public ExpertCost {
  public:
   virtual ~ExpertSource() = default;
   // Announces the (distinct) experts layer `layer` will use for the current batch,

@@ -106,6 +106,7 @@ Status moe_forward(const Model& model, int32_t il, ExpertSource& experts, const 
   for (int64_t e = 0; e < ne; ++e)
     if (!by_expert[e].empty()) used.push_back(static_cast<int32_t>(e));
   LES_RETURN_IF_ERROR(experts.prepare(il, used));
+  s.union_experts += static_cast<int64_t>(used.size());
   ExpertSource::Routing routing;
   routing.layer = il;
   routing.n_tokens = n;
@@ -135,6 +136,7 @@ Status moe_forward(const Model& model, int32_t il, ExpertSource& experts, const 
       experts.release(il);
       return mats.status();
     }
+    s.union_bytes += mats->gate.slab_bytes() + mats->up.slab_bytes() + mats->down.slab_bytes();
     s.gathered.resize(static_cast<size_t>(m * E));
     for (int64_t r = 0; r < m; ++r)
       std::memcpy(s.gathered.data() + r * E, h + (rows[r] / k) * E, static_cast<size_t>(E) * sizeof(float));

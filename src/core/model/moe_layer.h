@@ -28,6 +28,11 @@ namespace les {
 struct FfnScratch {
   std::vector<float> logits, probs, sel_score, weights, gathered, gate, up, down, slot_out, shared;
   std::vector<int32_t> selected;
+  // Running sums the caller resets: distinct routed experts the MoE layers
+  // used (once per layer per call, however many rows selected them) and
+  // their bytes (gate + up + down).
+  int64_t union_experts = 0;
+  uint64_t union_bytes = 0;
 };
 
 // out = FFN(h) for layer `il`, telling `observers` (may be null) the router's
