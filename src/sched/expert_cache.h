@@ -18,8 +18,8 @@
 // Budget: budget_bytes = reserved_bytes (the scheduler's scratch) + the
 // entries' bytes; with memory every entry takes one slot of slot_bytes, so
 // n_slots = (budget_bytes - reserved_bytes) / slot_bytes. The minimum accepted
-// is reserved_bytes + min_slots * slot_bytes (min_slots = n_expert_used: one
-// layer's selected experts pinned at once).
+// is reserved_bytes + min_slots * slot_bytes (the streaming source asks for
+// one slot: the MoE layer computes its experts one after another through it).
 //
 // Entry life: empty -> claim() -> filling (the owner reads into it) ->
 // fill_done(ok) -> ready (or empty on failure). pin() marks a use and keeps the
@@ -56,7 +56,7 @@ struct ExpertCacheParams {
   int32_t n_expert = 0;
   size_t slot_bytes = 0;       // multiple of `alignment`
   size_t alignment = 4096;     // slot start alignment (O_DIRECT)
-  int32_t min_slots = 1;       // n_expert_used
+  int32_t min_slots = 1;       // slots the smallest budget must hold
   size_t reserved_bytes = 0;   // budget share kept for scratch outside the slots
   size_t budget_bytes = 0;
   EvictionPolicy policy = kDefaultEvictionPolicy;

@@ -20,24 +20,31 @@ int32_t resolve_c(const Model& m, int32_t c) {
   return c;
 }
 
+// Rows the predictor scores at a time (its scratch is this many rows).
+constexpr int64_t kPredictRows = 32;
+
 // The scratch share does not depend on c (sized for c = 2k), so one minimum
-// holds for every candidate count.
+// holds for every candidate count. Every block (blk.L, trunk and MTP) has a
+// key space in the cache. One slot is the minimum: the MoE layer computes an
+// expert and releases its slot before the next one needs it (ready-first with
+// queued demand reads), so a budget of a single expert still runs, slowly.
 ExpertCacheParams cache_params(const Model& m, const StreamingParams& p, const SlotLayout& layout) {
   const Hparams& hp = m.hparams();
   ExpertCacheParams cp;
-  cp.n_layer = hp.n_layer;
+  cp.n_layer = hp.n_layer_all;
   cp.n_expert = hp.n_expert;
   cp.slot_bytes = layout.slot_bytes();
   cp.alignment = kAlignment;
-  cp.min_slots = hp.n_expert_used;
-  // Scheduler scratch: predictor logits (n_batch x n_expert floats), the stored
-  // predictions (n_layer x n_batch x c ids), per-slot/per-key tables.
+  cp.min_slots = 1;
+  // Scheduler scratch: the predictor's rows (kPredictRows x (n_expert logits +
+  // n_embd rescaled + n_embd normed floats) and their ids), the stored
+  // predictions (n_layer_all x n_batch x c ids), per-slot/per-key tables.
   const size_t nb = static_cast<size_t>(std::max(p.n_batch_max, 1));
-  const size_t keys = static_cast<size_t>(hp.n_layer) * static_cast<size_t>(hp.n_expert);
-  cp.reserved_bytes = nb * static_cast<size_t>(hp.n_expert) * sizeof(float) +
-                      static_cast<size_t>(hp.n_layer) * nb * static_cast<size_t>(2 * hp.n_expert_used) *
-                          sizeof(int32_t) +
-                      nb * static_cast<size_t>(hp.n_embd) * sizeof(float) + keys * 96;
+  const size_t keys = static_cast<size_t>(hp.n_layer_all) * static_cast<size_t>(hp.n_expert);
+  const size_t c_max = static_cast<size_t>(2 * hp.n_expert_used);
+  cp.reserved_bytes = static_cast<size_t>(kPredictRows) *
+                          (static_cast<size_t>(hp.n_expert + 2 * hp.n_embd) * sizeof(float) + c_max * sizeof(int32_t)) +
+                      static_cast<size_t>(hp.n_layer_all) * nb * c_max * sizeof(int32_t) + keys * 96;
   cp.budget_bytes = p.budget_bytes;
   cp.policy = p.policy;
   cp.half_life_tokens = p.half_life_tokens;
@@ -85,13 +92,13 @@ Result<std::unique_ptr<StreamingExpertSource>> StreamingExpertSource::create(con
   s->backend_name_ = s->backend_->name();
   LES_ASSIGN_OR_RETURN(s->file_, s->backend_->open_file(model.file().path()));
   model.release_expert_pages();  // expert bytes come through the reactor from now on
-  const size_t cap = static_cast<size_t>(hp.n_layer) * static_cast<size_t>(hp.n_expert);
+  const size_t cap = static_cast<size_t>(hp.n_layer_all) * static_cast<size_t>(hp.n_expert);
   s->parts_left_.assign(cap, 0);
   s->slot_error_.resize(cap);
-  s->pred_.resize(static_cast<size_t>(hp.n_layer));
-  s->batch_.layers.resize(static_cast<size_t>(hp.n_layer));
-  s->last_.layers.resize(static_cast<size_t>(hp.n_layer));
-  s->total_.layers.resize(static_cast<size_t>(hp.n_layer));
+  s->pred_.resize(static_cast<size_t>(hp.n_layer_all));
+  s->batch_.layers.resize(static_cast<size_t>(hp.n_layer_all));
+  s->last_.layers.resize(static_cast<size_t>(hp.n_layer_all));
+  s->total_.layers.resize(static_cast<size_t>(hp.n_layer_all));
   s->idle_since_ = Clock::now();
   return s;
 }
@@ -285,22 +292,44 @@ void StreamingExpertSource::prefetch(int32_t layer, const std::vector<int32_t>& 
   }
 }
 
+Status StreamingExpertSource::predict_rows(int32_t layer, int32_t from, const float* u, int64_t n, const float* norm,
+                                           std::vector<int32_t>& out) {
+  const int64_t E = model_.hparams().n_embd;
+  const int32_t c = predictor_.c();
+  out.resize(static_cast<size_t>(n * c));
+  for (int64_t r0 = 0; r0 < n; r0 += kPredictRows) {
+    const int64_t m = std::min(kPredictRows, n - r0);
+    const float* rows = u + r0 * E;
+    if (norm != nullptr) {
+      u0_.resize(static_cast<size_t>(m * E));
+      for (int64_t t = 0; t < m; ++t) ops::rms_norm(rows + t * E, norm, E, model_.hparams().rms_eps, u0_.data() + t * E);
+      rows = u0_.data();
+    }
+    LES_RETURN_IF_ERROR(from >= 0 ? predictor_.predict_from(layer, from, rows, m, block_ids_)
+                                  : predictor_.predict(layer, rows, m, block_ids_));
+    std::copy(block_ids_.begin(), block_ids_.end(), out.begin() + r0 * c);
+  }
+  return Status();
+}
+
 void StreamingExpertSource::observe_routing(const Routing& r) {
   if (r.layer < 0 || r.layer >= layout_.n_layer()) return;
   score_prediction(r);
+  // Lookahead within the trunk: an MTP block (blk.n_layer ..) does not run
+  // after the last trunk layer.
+  const int32_t n_trunk = model_.hparams().n_layer;
   const int32_t next = r.layer + 1;
-  if (next >= layout_.n_layer() || !layout_.layer_has_experts(next)) return;
+  if (next >= n_trunk || !layout_.layer_has_experts(next)) return;
   Prediction& p = pred_[static_cast<size_t>(next)];
   if (c_ == 0) return;
-  const Status st = p_.predictor_next_norm ? predictor_.predict_from(next, r.layer, r.router_input, r.n_tokens, p.ids)
-                                           : predictor_.predict(next, r.router_input, r.n_tokens, p.ids);
-  if (!st.ok()) return;
+  if (!predict_rows(next, p_.predictor_next_norm ? r.layer : -1, r.router_input, r.n_tokens, nullptr, p.ids).ok())
+    return;
   p.row0 = n_batch_rows_ - r.n_tokens;
   p.rows = r.n_tokens;
   p.valid = true;
   // The last layer computes only the last row unless every row's logits are
   // wanted: prefetch for that row alone.
-  const int64_t first_row = next == layout_.n_layer() - 1 ? r.n_tokens - 1 : 0;
+  const int64_t first_row = next == n_trunk - 1 ? r.n_tokens - 1 : 0;
   prefetch(next, ExpertPredictor::by_votes(p.ids, predictor_.c(), layout_.n_expert(), first_row));
 }
 
@@ -394,13 +423,10 @@ void StreamingExpertSource::end_batch() {
 void StreamingExpertSource::observe_embeddings(const float* x, int64_t n_tokens, int64_t n_embd) {
   begin_batch(n_tokens);
   if (c_ == 0 || p_.layer0 != Layer0Lookahead::embeddings || !layout_.layer_has_experts(0)) return;
+  (void)n_embd;
   const LayerWeights& l0 = model_.weights().layers[0];
-  u0_.resize(static_cast<size_t>(n_tokens * n_embd));
-  for (int64_t t = 0; t < n_tokens; ++t)
-    ops::rms_norm(x + t * n_embd, reinterpret_cast<const float*>(l0.ffn_norm.data), n_embd, model_.hparams().rms_eps,
-                  u0_.data() + t * n_embd);
   Prediction& p = pred_[0];
-  if (!predictor_.predict(0, u0_.data(), n_tokens, p.ids).ok()) return;
+  if (!predict_rows(0, -1, x, n_tokens, reinterpret_cast<const float*>(l0.ffn_norm.data), p.ids).ok()) return;
   p.row0 = 0;
   p.rows = n_tokens;
   p.valid = true;

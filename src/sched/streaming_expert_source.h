@@ -153,6 +153,13 @@ class StreamingExpertSource final : public ExpertSource {
   bool layer_waits_for_reads() const;
   void issue_deferred_prefetch();
   void score_prediction(const Routing& r);
+  // Predicts `layer` for n rows of u (n x n_embd) into out (n x c ids),
+  // kPredictRows rows at a time so the predictor's scratch stays inside the
+  // budget's reserve. from >= 0: u is layer `from`'s router input
+  // (ExpertPredictor::predict_from); norm: RMS-norm each row with these
+  // weights first (layer 0 from the token embeddings).
+  Status predict_rows(int32_t layer, int32_t from, const float* u, int64_t n, const float* norm,
+                      std::vector<int32_t>& out);
 
   const Model& model_;
   StreamingParams p_;
@@ -171,7 +178,8 @@ class StreamingExpertSource final : public ExpertSource {
   std::vector<io::ReadCompletion> comps_;
   std::vector<io::ReadRequest> reqs_;
   std::vector<Prediction> pred_;      // per layer
-  std::vector<float> u0_;
+  std::vector<float> u0_;              // normed rows of one predict_rows block
+  std::vector<int32_t> block_ids_;     // predictions of one predict_rows block
   // A prediction whose reads wait until the current layer has all its bytes:
   // demand reads (and reads the layer already waits on) go to the device
   // first, so a misprediction costs one expert read, not a share of the next

@@ -1,9 +1,14 @@
 // Lossless streaming: for every budget (minimum, small, full), candidate count
 // c in {k, k+2, 2k} and Linux I/O backend (pread, io_uring), the logits of a
 // prefill + decode run through StreamingExpertSource are bit-identical to the
-// resident run, on the trained fixtures (F16, Q4_K_M, mixed) and a synthetic model;
-// with and without ready-first hand-out.
+// resident run, on the trained fixtures (F16, Q4_K_M, mixed), a synthetic
+// qwen3moe and every qwen35moe fixture (hybrid linear attention, shared
+// expert, MTP block); with and without ready-first hand-out; in the original
+// and the repacked (contiguous) expert layout. The smallest budget of every
+// qwen35moe fixture is at most 1 MiB.
 #include <catch2/catch.hpp>
+
+#include <cstdio>
 
 #include "core/gguf/expert_repack.h"
 #include "sched/context_factory.h"
@@ -90,7 +95,7 @@ void matrix_for(const std::string& path) {
           SchedStats stats;
           check_streaming(path, ref, sp, 512, &stats);
           // Prefetch keeps k slots claimable for demand reads: none at the
-          // minimum budget (k slots), some once there is room.
+          // minimum budget (one slot), some once there is room.
           if (budget == *min) CHECK(stats.prefetch_experts == 0);
           if (budget == full) CHECK(stats.prefetch_experts > 0);
           // A prefetched expert's first use is counted once, and only for a prefetch.
@@ -151,9 +156,11 @@ TEST_CASE("streaming: chunked prefill, no lookahead, lru, embeddings layer-0 pre
   }
 }
 
-TEST_CASE("streaming logits are bit-identical to resident: repacked (contiguous) trained F16", "[sched]") {
-  LES_REQUIRE_FIXTURE(src_path, "trained/tiny-qwen3moe-F16.gguf");
-  const std::string path = test::temp_dir() + "/sched-repacked-F16.gguf";
+namespace {
+
+// The repacked copy of a fixture streams bit-identically to the original's resident run.
+void repacked_matrix(const std::string& src_path, const std::string& name) {
+  const std::string path = test::temp_dir() + "/" + name;
   REQUIRE(repack_experts(src_path, path).ok());
   const Reference ref = reference_run(src_path, 16, 4, 512);  // resident run of the original file
   auto m = Model::load(path, {});
@@ -181,5 +188,46 @@ TEST_CASE("streaming logits are bit-identical to resident: repacked (contiguous)
         }
       }
     }
+  }
+}
+
+constexpr const char* kQwen35moeFixtures[] = {"synthetic/qwen35moe-F16.gguf", "synthetic/qwen35moe-Q4_K_M.gguf",
+                                              "synthetic/qwen35moe-MIXED.gguf", "synthetic/qwen35moe-mtp-F16.gguf"};
+
+}  // namespace
+
+TEST_CASE("streaming logits are bit-identical to resident: repacked (contiguous) trained F16", "[sched]") {
+  LES_REQUIRE_FIXTURE(src_path, "trained/tiny-qwen3moe-F16.gguf");
+  repacked_matrix(src_path, "sched-repacked-F16.gguf");
+}
+
+TEST_CASE("streaming logits are bit-identical to resident: qwen35moe fixtures", "[sched]") {
+  for (const char* f : kQwen35moeFixtures) {
+    LES_REQUIRE_FIXTURE(path, f);
+    INFO(f);
+    matrix_for(path);
+  }
+}
+
+TEST_CASE("streaming logits are bit-identical to resident: repacked qwen35moe", "[sched]") {
+  LES_REQUIRE_FIXTURE(q4, "synthetic/qwen35moe-Q4_K_M.gguf");
+  repacked_matrix(q4, "sched-repacked-qwen35moe-Q4_K_M.gguf");
+  LES_REQUIRE_FIXTURE(mtp, "synthetic/qwen35moe-mtp-F16.gguf");  // MTP block packed too
+  repacked_matrix(mtp, "sched-repacked-qwen35moe-mtp-F16.gguf");
+}
+
+TEST_CASE("qwen35moe fixtures stream through an expert budget of at most 1 MiB", "[sched]") {
+  for (const char* f : kQwen35moeFixtures) {
+    LES_REQUIRE_FIXTURE(path, f);
+    auto m = Model::load(path, {});
+    REQUIRE(m.ok());
+    auto min = min_expert_budget_bytes(**m, ContextParams{}, StreamingParams{});  // default n_batch 512
+    REQUIRE(min.ok());
+    auto layout = SlotLayout::from_model(**m, 4096);
+    REQUIRE(layout.ok());
+    std::printf("%s: smallest expert budget %.1f KiB (one slot of %.1f KiB)\n", f, *min / 1024.0,
+                layout->slot_bytes() / 1024.0);
+    INFO(f << ": " << *min << " bytes");
+    CHECK(*min <= size_t{1} << 20);
   }
 }
