@@ -54,6 +54,24 @@ inline int32_t argmax(std::span<const float> x) {
   return best;
 }
 
+// Our logits against a reference top-20 (ids, logits, best first): raises
+// *max_err to the largest |ours - reference| over those ids; returns whether
+// our top-20 id set is the reference's, up to swaps at the boundary (every id
+// of ours missing from the reference within 2e-2 of its 20th logit).
+inline bool compare_top20(std::span<const float> ours, const std::vector<int32_t>& ids, const std::vector<double>& lg,
+                          double* max_err) {
+  for (size_t i = 0; i < ids.size(); ++i)
+    *max_err = std::max(*max_err, static_cast<double>(std::fabs(ours[static_cast<size_t>(ids[i])] - lg[i])));
+  std::vector<int32_t> order(ours.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+  std::partial_sort(order.begin(), order.begin() + 20, order.end(),
+                    [&](int32_t a, int32_t b) { return ours[a] > ours[b] || (ours[a] == ours[b] && a < b); });
+  const std::set<int32_t> theirs(ids.begin(), ids.end());
+  for (auto it = order.begin(); it != order.begin() + 20; ++it)
+    if (!theirs.count(*it) && std::fabs(ours[static_cast<size_t>(*it)] - lg.back()) > 2e-2) return false;
+  return true;
+}
+
 struct GoldenStats {
   int tok_checked = 0, tok_agree = 0;  // prompts whose tokenization equals tokens_model
   int tf_checked = 0;      // teacher-forced steps with reference margin >= 0.05
@@ -107,21 +125,7 @@ inline void run_prompt_checks(const Model& model, const nlohmann::json& ref, con
     std::vector<float> last(ctx->logits().begin(), ctx->logits().end());
     const auto ids = p["last_position"]["top20_ids"].get<std::vector<int32_t>>();
     const auto lg = p["last_position"]["top20_logits"].get<std::vector<double>>();
-    for (size_t i = 0; i < ids.size(); ++i)
-      st.top20_max_err = std::max(st.top20_max_err, std::fabs(last[static_cast<size_t>(ids[i])] - lg[i]));
-    std::vector<int32_t> order(last.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
-    std::partial_sort(order.begin(), order.begin() + 20, order.end(),
-                      [&](int32_t a, int32_t b) { return last[a] > last[b] || (last[a] == last[b] && a < b); });
-    std::set<int32_t> mine(order.begin(), order.begin() + 20), theirs(ids.begin(), ids.end());
-    if (mine != theirs) {
-      // tolerate a swap at the boundary: every differing id must be within 2e-2 of the 20th logit
-      const double edge = lg.back();
-      bool near = true;
-      for (int32_t id : mine)
-        if (!theirs.count(id) && std::fabs(last[id] - edge) > 2e-2) near = false;
-      if (!near) ++st.top20_set_mismatch;
-    }
+    if (!compare_top20(last, ids, lg, &st.top20_max_err)) ++st.top20_set_mismatch;
     if (argmax(last) != ids[0]) ++st.top1_mismatch;
     if (p.contains("full_logits_bin")) {
       const std::vector<float> full = load_f32(fixtures_root_dir + "/" + p["full_logits_bin"].get<std::string>());
