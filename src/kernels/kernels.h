@@ -31,6 +31,17 @@ namespace les::kernels {
 // GGUF tensor data is 32-byte aligned), not SIMD-width alignment.
 using VecDotFn = void (*)(int64_t n, float* s, const void* w, const void* x);
 
+// The same dot product of one weight row `w` with nx activation rows, row t at
+// x + t * x_stride bytes, written to s[t * s_stride] (t < nx, 1 <= nx <=
+// kVecDotMultiMax). The weight row is unpacked once and met by every
+// activation row, so prefill/batched matmul reads and decodes each weight block
+// once per nx tokens. Each s[t * s_stride] is bit-identical to what the same
+// tier's vec_dot gives for row t alone (same integer sums, same float order):
+// batch size never changes a result. Alignment as for VecDotFn.
+using VecDotMultiFn = void (*)(int64_t n, float* s, int64_t s_stride, const void* w, const void* x,
+                               size_t x_stride, int nx);
+inline constexpr int kVecDotMultiMax = 4;
+
 // Quantise n floats (n a multiple of the block size) into blocks at y.
 using QuantizeRowFn = void (*)(const float* x, void* y, int64_t n);
 
@@ -44,6 +55,9 @@ const char* kernel_tier_name(KernelTier tier) noexcept;  // "scalar", "avx2", ..
 
 struct TypeKernels {
   VecDotFn vec_dot = nullptr;           // null: this weight type has no dot product
+  // Optional; when set, bit-identical to vec_dot per activation row (see
+  // VecDotMultiFn). A tier that replaces vec_dot must replace or clear it.
+  VecDotMultiFn vec_dot_multi = nullptr;
   GgmlType vec_dot_type = GgmlType::F32;
   DequantizeRowFn dequantize_row = nullptr;  // null: type cannot be dequantised
   QuantizeRowFn quantize_row = nullptr;      // set for activation types (Q8_0, Q8_1, Q8_K, F16, BF16, F32)

@@ -75,6 +75,7 @@ void matmul_quantized(const KernelTable& table, ThreadPool* pool, GgmlType wtype
     return;
   }
   const VecDotFn dot = table.of(wtype).vec_dot;
+  const VecDotMultiFn dot_multi = table.of(wtype).vec_dot_multi;
   const int64_t cols = xq.cols;
   const size_t wrb = row_bytes_or_zero(wtype, cols);
   const uint8_t* w = static_cast<const uint8_t*>(W);
@@ -88,7 +89,14 @@ void matmul_quantized(const KernelTable& table, ThreadPool* pool, GgmlType wtype
       const int64_t t0 = (task % n_tb) * kTokenBlock, t1 = std::min(n, t0 + kTokenBlock);
       for (int64_t r = r0; r < r1; ++r) {
         const uint8_t* wr = w + static_cast<size_t>(r) * wrb;
-        for (int64_t t = t0; t < t1; ++t) dot(cols, Y + t * rows + r, wr, xq.row(t));
+        if (dot_multi != nullptr) {  // one pass over the weight row per kVecDotMultiMax tokens
+          for (int64_t t = t0; t < t1; t += kVecDotMultiMax) {
+            const int nx = static_cast<int>(std::min<int64_t>(kVecDotMultiMax, t1 - t));
+            dot_multi(cols, Y + t * rows + r, rows, wr, xq.row(t), xq.row_bytes, nx);
+          }
+        } else {
+          for (int64_t t = t0; t < t1; ++t) dot(cols, Y + t * rows + r, wr, xq.row(t));
+        }
       }
     }
   };

@@ -18,9 +18,11 @@
 // check_matmul_args() verifies all of that and returns a Status naming the
 // problem; matvec_checked()/matmul_checked() are the checked entry points.
 //
-// Each output element is computed by exactly one vec_dot call whose inputs do
-// not depend on the thread count, so results are bit-identical for any pool
-// size (and with pool == nullptr, which runs on the calling thread).
+// Each output element is computed by exactly one vec_dot call (or one row of a
+// vec_dot_multi call, bit-identical to it) whose inputs do not depend on the
+// thread count or on the number of tokens, so results are bit-identical for any
+// pool size (and with pool == nullptr, which runs on the calling thread) and a
+// token's outputs are the same whether it is computed alone or in a batch.
 //
 // Thread-safety: reentrant given distinct scratch buffers and outputs; the pool
 // must not be used by another caller at the same time (thread_pool.h).

@@ -146,7 +146,11 @@ void vec_dot_q5_1_q8_1(int64_t n, float* s, const void* w, const void* x) {
 }  // namespace avx2
 
 void fill_avx2_table(KernelTable& t) {
-  auto set = [&t](GgmlType type, VecDotFn fn) { t.types[static_cast<uint32_t>(type)].vec_dot = fn; };
+  // A vec_dot_multi set below pairs with the vec_dot set here (bit-identical per row).
+  auto set = [&t](GgmlType type, VecDotFn fn) {
+    t.types[static_cast<uint32_t>(type)].vec_dot = fn;
+    t.types[static_cast<uint32_t>(type)].vec_dot_multi = nullptr;
+  };
   using G = GgmlType;
   set(G::F32, avx2::vec_dot_f32);
   set(G::F16, avx2::vec_dot_f16);
@@ -162,6 +166,10 @@ void fill_avx2_table(KernelTable& t) {
   set(G::Q4_K, avx2::vec_dot_q4_K_q8_K);
   set(G::Q5_K, avx2::vec_dot_q5_K_q8_K);
   set(G::Q6_K, avx2::vec_dot_q6_K_q8_K);
+  auto set_multi = [&t](GgmlType type, VecDotMultiFn fn) { t.types[static_cast<uint32_t>(type)].vec_dot_multi = fn; };
+  set_multi(G::Q3_K, avx2::vec_dot_multi_q3_K_q8_K);
+  set_multi(G::Q4_K, avx2::vec_dot_multi_q4_K_q8_K);
+  set_multi(G::Q6_K, avx2::vec_dot_multi_q6_K_q8_K);
   auto set_quant = [&t](GgmlType type, QuantizeRowFn fn) { t.types[static_cast<uint32_t>(type)].quantize_row = fn; };
   set_quant(G::Q8_0, avx2::quantize_row_q8_0);
   set_quant(G::Q8_1, avx2::quantize_row_q8_1);

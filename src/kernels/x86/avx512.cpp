@@ -8,7 +8,14 @@ namespace les::kernels {
 
 void fill_avx512_table(KernelTable& t) {
   fill_avx2_table(t);
-  auto set = [&t](GgmlType type, VecDotFn fn) { t.types[static_cast<uint32_t>(type)].vec_dot = fn; };
+  // Replacing a vec_dot drops the AVX2 vec_dot_multi of that type (its float
+  // order is the AVX2 kernel's, not this one's); matmul then calls vec_dot per
+  // token. No AVX-512 multi-row kernels yet: none could be run on the machines
+  // we have (no AVX-512), so none is shipped untested.
+  auto set = [&t](GgmlType type, VecDotFn fn) {
+    t.types[static_cast<uint32_t>(type)].vec_dot = fn;
+    t.types[static_cast<uint32_t>(type)].vec_dot_multi = nullptr;
+  };
   using G = GgmlType;
   set(G::F16, avx512::vec_dot_f16);
   set(G::Q4_0, avx512::vec_dot_q4_0_q8_0);
