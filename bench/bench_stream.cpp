@@ -6,7 +6,7 @@
 //   bench_stream --model PATH [--resident | --budget-mb N] [--prefetch-c N]
 //                [--no-ready-first] [--io auto|io_uring|pread] [--eviction lru|lfu_aged]
 //                [--buffered] [--prompt N] [--warmup N] [--tokens N] [--threads N]
-//                [--disk-probe-mib N] [--warm-file] [--feed random|greedy] [--json]
+//                [--disk-probe-mib N] [--warm-file] [--prefill-warmup] [--feed random|greedy] [--json]
 //
 // Run:
 //  1. Bounds, before the model runs: memory-read bandwidth (bench_support.h,
@@ -15,7 +15,9 @@
 //     bytes a contiguous expert read moves) at random 4 KiB-aligned offsets of
 //     the model file, 16 in flight, through the configured I/O backend; and
 //     sequential O_DIRECT 8 MiB preads from the file's start.
-//  2. Prefill of --prompt tokens (fixed ids spread over the vocabulary), then
+//  2. Prefill of --prompt tokens (fixed ids spread over the vocabulary; with
+//     --prefill-warmup decoded once untimed first and the context reset, so the
+//     timed prefill finds the weights' pages mapped, like llama-bench), then
 //     --warmup decode steps that fill the cache (not timed), then the
 //     scheduler's counters are reset and --tokens decode steps are timed. Each
 //     step decodes one token: a fixed-seed random id (--feed random, default:
@@ -77,6 +79,7 @@ struct Args {
   double disk_probe_mib = 512;
   double compute_s_per_token = 0;
   bool warm_file = false;
+  bool prefill_warmup = false;
   std::string feed = "random";
   bool json = false;
 };
@@ -192,6 +195,8 @@ int main(int argc, char** argv) {
   app.add_option("--compute-s-per-token", a.compute_s_per_token,
                  "compute time per token with every expert resident (from a --resident run)");
   app.add_flag("--warm-file", a.warm_file, "read the whole file first (page cache)");
+  app.add_flag("--prefill-warmup", a.prefill_warmup,
+               "decode the prompt once untimed first (then reset the context), as llama-bench's warm-up run does");
   app.add_option("--feed", a.feed, "decode input: random (fixed-seed token ids) or greedy")
       ->check(CLI::IsMember({"random", "greedy"}));
   app.add_flag("--json", a.json, "print one JSON object");
@@ -268,6 +273,11 @@ int main(int argc, char** argv) {
   for (int i = 0; i < a.prompt; ++i)
     prompt[static_cast<size_t>(i)] =
         static_cast<int32_t>((7919ull * static_cast<uint64_t>(i + 1)) % static_cast<uint64_t>(hp.n_vocab));
+  if (a.prefill_warmup) {
+    if (auto s = c.decode(prompt); !s.ok()) return fail("prefill warm-up", s);
+    c.reset();
+    if (src) src->reset_stats();
+  }
   auto t0 = Clock::now();
   if (auto s = c.decode(prompt); !s.ok()) return fail("prefill", s);
   const double prefill_s = seconds_since(t0);
@@ -317,6 +327,7 @@ int main(int argc, char** argv) {
   out["warmup_tokens"] = a.warmup;
   out["decode_tokens"] = a.tokens;
   out["feed"] = a.feed;
+  out["prefill_warmup"] = a.prefill_warmup;
   out["prefill_s"] = prefill_s;
   out["prefill_tok_per_s"] = a.prompt / prefill_s;
   out["decode_s"] = decode_s;
