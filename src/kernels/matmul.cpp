@@ -54,53 +54,75 @@ QuantizedActivations quantize_activations(const KernelTable& table, ThreadPool* 
   return q;
 }
 
+namespace {
+
+// Output rows [r0, r1) of tokens [t0, t1) of one matrix: one vec_dot per
+// element, or one vec_dot_multi per kVecDotMultiMax tokens of a row.
+void rows_tokens(const TypeKernels& k, const uint8_t* w, size_t wrb, int64_t rows, const QuantizedActivations& xq,
+                 float* Y, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  const int64_t cols = xq.cols;
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint8_t* wr = w + static_cast<size_t>(r) * wrb;
+    if (k.vec_dot_multi != nullptr && t1 - t0 > 1) {  // one pass over the weight row per kVecDotMultiMax tokens
+      for (int64_t t = t0; t < t1; t += kVecDotMultiMax) {
+        const int nx = static_cast<int>(std::min<int64_t>(kVecDotMultiMax, t1 - t));
+        k.vec_dot_multi(cols, Y + t * rows + r, rows, wr, xq.row(t), xq.row_bytes, nx);
+      }
+    } else {
+      for (int64_t t = t0; t < t1; ++t) k.vec_dot(cols, Y + t * rows + r, wr, xq.row(t));
+    }
+  }
+}
+
+}  // namespace
+
+void matmul_quantized_jobs(const KernelTable& table, ThreadPool* pool, const MatmulJob* jobs, int n_jobs,
+                           const QuantizedActivations& xq) {
+  const int64_t n = xq.n;
+  // Tasks: per job, (row block, token block) row-block-major, jobs one after
+  // the other, so a thread's contiguous range walks all token blocks of a row
+  // block before moving on. Single tokens use blocks of one row (the finest
+  // split; a matvec has no token reuse to keep in cache).
+  const int64_t rb = n == 1 ? 1 : kRowBlock;
+  const int64_t n_tb = (n + kTokenBlock - 1) / kTokenBlock;
+  constexpr int kMaxJobs = 8;
+  int64_t first_task[kMaxJobs + 1] = {0};
+  const int nj = std::min(n_jobs, kMaxJobs);
+  for (int j = 0; j < nj; ++j) first_task[j + 1] = first_task[j] + (jobs[j].rows + rb - 1) / rb * n_tb;
+  auto body = [&](int64_t begin, int64_t end, int) {
+    for (int j = 0; j < nj; ++j) {  // the part of [begin, end) that falls in job j
+      const int64_t lb = std::max(begin, first_task[j]) - first_task[j];
+      const int64_t le = std::min(end, first_task[j + 1]) - first_task[j];
+      if (lb >= le) continue;
+      const MatmulJob& job = jobs[j];
+      const TypeKernels& k = table.of(job.wtype);
+      const uint8_t* w = static_cast<const uint8_t*>(job.W);
+      const size_t wrb = row_bytes_or_zero(job.wtype, xq.cols);
+      if (n == 1) {  // tasks are rows
+        for (int64_t r = lb; r < le; ++r) k.vec_dot(xq.cols, job.Y + r, w + static_cast<size_t>(r) * wrb, xq.data);
+        continue;
+      }
+      for (int64_t task = lb; task < le; ++task) {
+        const int64_t r0 = (task / n_tb) * rb, r1 = std::min(job.rows, r0 + rb);
+        const int64_t t0 = (task % n_tb) * kTokenBlock, t1 = std::min(n, t0 + kTokenBlock);
+        rows_tokens(k, w, wrb, job.rows, xq, job.Y, r0, r1, t0, t1);
+      }
+    }
+  };
+  run(pool, first_task[nj], body);
+  if (n_jobs > kMaxJobs) matmul_quantized_jobs(table, pool, jobs + kMaxJobs, n_jobs - kMaxJobs, xq);
+}
+
 void matvec_quantized(const KernelTable& table, ThreadPool* pool, GgmlType wtype, const void* W,
                       int64_t rows, const QuantizedActivations& xq, float* y) {
-  const VecDotFn dot = table.of(wtype).vec_dot;
-  const int64_t cols = xq.cols;
-  const size_t wrb = row_bytes_or_zero(wtype, cols);
-  const uint8_t* w = static_cast<const uint8_t*>(W);
-  const void* x = xq.data;
-  auto body = [&](int64_t begin, int64_t end, int) {
-    for (int64_t r = begin; r < end; ++r) dot(cols, y + r, w + static_cast<size_t>(r) * wrb, x);
-  };
-  run(pool, rows, body);
+  const MatmulJob job{wtype, W, rows, y};
+  matmul_quantized_jobs(table, pool, &job, 1, xq);
 }
 
 void matmul_quantized(const KernelTable& table, ThreadPool* pool, GgmlType wtype, const void* W,
                       int64_t rows, const QuantizedActivations& xq, float* Y) {
-  const int64_t n = xq.n;
-  if (n == 1) {
-    matvec_quantized(table, pool, wtype, W, rows, xq, Y);
-    return;
-  }
-  const VecDotFn dot = table.of(wtype).vec_dot;
-  const VecDotMultiFn dot_multi = table.of(wtype).vec_dot_multi;
-  const int64_t cols = xq.cols;
-  const size_t wrb = row_bytes_or_zero(wtype, cols);
-  const uint8_t* w = static_cast<const uint8_t*>(W);
-  const int64_t n_rb = (rows + kRowBlock - 1) / kRowBlock;
-  const int64_t n_tb = (n + kTokenBlock - 1) / kTokenBlock;
-  // Task = (row block, token block), row-block-major, so a thread's contiguous
-  // range of tasks walks all token blocks of a row block before moving on.
-  auto body = [&](int64_t begin, int64_t end, int) {
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t r0 = (task / n_tb) * kRowBlock, r1 = std::min(rows, r0 + kRowBlock);
-      const int64_t t0 = (task % n_tb) * kTokenBlock, t1 = std::min(n, t0 + kTokenBlock);
-      for (int64_t r = r0; r < r1; ++r) {
-        const uint8_t* wr = w + static_cast<size_t>(r) * wrb;
-        if (dot_multi != nullptr) {  // one pass over the weight row per kVecDotMultiMax tokens
-          for (int64_t t = t0; t < t1; t += kVecDotMultiMax) {
-            const int nx = static_cast<int>(std::min<int64_t>(kVecDotMultiMax, t1 - t));
-            dot_multi(cols, Y + t * rows + r, rows, wr, xq.row(t), xq.row_bytes, nx);
-          }
-        } else {
-          for (int64_t t = t0; t < t1; ++t) dot(cols, Y + t * rows + r, wr, xq.row(t));
-        }
-      }
-    }
-  };
-  run(pool, n_rb * n_tb, body);
+  const MatmulJob job{wtype, W, rows, Y};
+  matmul_quantized_jobs(table, pool, &job, 1, xq);
 }
 
 void matvec(const KernelTable& table, ThreadPool* pool, GgmlType wtype, const void* W, int64_t rows,

@@ -74,6 +74,23 @@ void matvec_quantized(const KernelTable& table, ThreadPool* pool, GgmlType wtype
 void matmul_quantized(const KernelTable& table, ThreadPool* pool, GgmlType wtype, const void* W,
                       int64_t rows, const QuantizedActivations& xq, float* Y);
 
+// One matrix of matmul_quantized_jobs(): W (rows x xq.cols, row-major, wtype)
+// times the shared activations into Y (xq.n x rows, token-major).
+struct MatmulJob {
+  GgmlType wtype = GgmlType::F32;
+  const void* W = nullptr;
+  int64_t rows = 0;
+  float* Y = nullptr;
+};
+
+// Every job against the same quantised activations in one parallel_for (one
+// fork-join instead of one per matrix: gate and up of an FFN, Q, K and V of
+// attention). Each job's wtype must have xq.type as its vec_dot_type; other
+// preconditions as matmul_quantized. Each job's Y is bit-identical to
+// matmul_quantized(table, pool, job.wtype, job.W, job.rows, xq, job.Y).
+void matmul_quantized_jobs(const KernelTable& table, ThreadPool* pool, const MatmulJob* jobs, int n_jobs,
+                           const QuantizedActivations& xq);
+
 // Validates the preconditions above for a W of `rows` x `cols` in `wtype` and n
 // tokens (pointers must be non-null). Returns invalid_argument for bad shapes or
 // null pointers, unsupported for a weight type without a dot product.

@@ -186,3 +186,39 @@ TEST_CASE("matvec quantises F32 activations to ggml's bytes (quant/matvec_*)", "
     }
   }
 }
+
+TEST_CASE("matmul_quantized_jobs equals one matmul_quantized per matrix, bit for bit", "[kernels][matmul]") {
+  const KernelTable& scalar = *kernel_table(KernelTier::scalar);
+  std::mt19937 rng(17);
+  ThreadPool p2(2), p3(3);
+  // Three weight types that share one activation type (Q8_K), as Q/K/V or gate/up can.
+  const GgmlType types[] = {GgmlType::Q4_K, GgmlType::Q3_K, GgmlType::Q6_K};
+  const int64_t cols = 512;
+  const int64_t rows[] = {33, 7, 20};
+  for (const KernelTable* table : all_tables()) {
+    std::vector<std::vector<uint8_t>> w;
+    for (int i = 0; i < 3; ++i) w.push_back(les::test::random_weights(scalar, types[i], rows[i], cols, ScaleMode::normal, rng));
+    for (int64_t n : {1, 2, 5, 9, 19}) {
+      std::vector<float> X;
+      les::test::random_activations(scalar, GgmlType::Q4_K, n, cols, 1.0f, rng, &X);
+      std::vector<uint8_t> scratch;
+      const QuantizedActivations xq = quantize_activations(*table, nullptr, GgmlType::Q4_K, X.data(), cols, n, scratch);
+      std::vector<std::vector<float>> expect(3);
+      for (int i = 0; i < 3; ++i) {
+        expect[i].assign(static_cast<size_t>(n * rows[i]), -1.0f);
+        matmul_quantized(*table, nullptr, types[i], w[i].data(), rows[i], xq, expect[i].data());
+      }
+      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &p2, &p3}) {
+        INFO("tier " << kernel_tier_name(table->tier) << " n " << n << " threads " << (pool ? pool->n_threads() : 0));
+        std::vector<std::vector<float>> Y(3);
+        MatmulJob jobs[3];
+        for (int i = 0; i < 3; ++i) {
+          Y[i].assign(expect[i].size(), -2.0f);
+          jobs[i] = {types[i], w[i].data(), rows[i], Y[i].data()};
+        }
+        matmul_quantized_jobs(*table, pool, jobs, 3, xq);
+        for (int i = 0; i < 3; ++i) CHECK(same_bits(Y[i], expect[i]));
+      }
+    }
+  }
+}

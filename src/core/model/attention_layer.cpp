@@ -32,11 +32,14 @@ Status attention_layer(const Model& model, int32_t il, KvCache& kv, int32_t kv_l
   s.v.resize(static_cast<size_t>(n * Dv));
   s.attn.resize(static_cast<size_t>(n * Da));
   for (const char* w : {"attn_q.weight", "attn_k.weight", "attn_v.weight"}) observe_input(observers, il, w, -1, h, n, E);
+  // Q (or Q with its gate), K and V read the same rows: one quantisation, one fork-join.
+  const WeightView* qkv[] = {&l.wq, &l.wk, &l.wv};
   if (cfg.attn_output_gate) {
     // Rows per head [q_h | gate_h]: split into q and gate, each n x Dq.
     s.qfull.resize(static_cast<size_t>(n * 2 * Dq));
     s.gate.resize(static_cast<size_t>(n * Dq));
-    LES_RETURN_IF_ERROR(matmul(l.wq, h, n, E, s.qfull.data(), 2 * Dq, mm));
+    float* const out[] = {s.qfull.data(), s.k.data(), s.v.data()};
+    LES_RETURN_IF_ERROR(matmul_shared_input(qkv, out, 3, h, n, mm));
     for (int64_t t = 0; t < n; ++t)
       for (int hh = 0; hh < hp.n_head; ++hh) {
         const float* src = s.qfull.data() + t * 2 * Dq + static_cast<int64_t>(hh) * 2 * hd;
@@ -45,10 +48,9 @@ Status attention_layer(const Model& model, int32_t il, KvCache& kv, int32_t kv_l
                     static_cast<size_t>(hd) * sizeof(float));
       }
   } else {
-    LES_RETURN_IF_ERROR(matmul(l.wq, h, n, E, s.q.data(), Dq, mm));
+    float* const out[] = {s.q.data(), s.k.data(), s.v.data()};
+    LES_RETURN_IF_ERROR(matmul_shared_input(qkv, out, 3, h, n, mm));
   }
-  LES_RETURN_IF_ERROR(matmul(l.wk, h, n, E, s.k.data(), Dk, mm));
-  LES_RETURN_IF_ERROR(matmul(l.wv, h, n, E, s.v.data(), Dv, mm));
   add_bias(s.q.data(), n, Dq, l.bq);
   add_bias(s.k.data(), n, Dk, l.bk);
   add_bias(s.v.data(), n, Dv, l.bv);

@@ -40,6 +40,16 @@ struct MatmulScratch {
 Status matmul(const WeightView& w, const float* x, int64_t n_tokens, int64_t x_stride, float* y,
               int64_t y_stride, MatmulScratch& scratch);
 
+// ys[i] (n_tokens rows of ws[i]->rows() floats) = ws[i] x for several weights
+// that read the same x (n_tokens rows of cols floats, contiguous; cols = every
+// weight's cols): gate and up of an FFN, Q, K and V. When all share one
+// vec_dot_type, x is quantised once and every matrix runs in one parallel_for
+// (one fork-join instead of one each); otherwise one matmul() each. Results are
+// bit-identical to one matmul() per weight. Errors as matmul(); on error some
+// ys may be written.
+Status matmul_shared_input(const WeightView* const* ws, float* const* ys, int n, const float* x, int64_t n_tokens,
+                           MatmulScratch& scratch);
+
 // Dequantises row `r` of `w` into out (w.cols() floats) (embedding lookup).
 Status dequantize_row(const WeightView& w, int64_t r, float* out);
 

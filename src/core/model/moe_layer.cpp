@@ -33,8 +33,9 @@ Status swiglu_ffn(const WeightView& gate, const WeightView& up, const WeightView
   s.up.resize(static_cast<size_t>(n * f));
   observe_ffn(tag, "ffn_gate", x, n, e);
   observe_ffn(tag, "ffn_up", x, n, e);
-  LES_RETURN_IF_ERROR(matmul(gate, x, n, e, s.gate.data(), f, ms));
-  LES_RETURN_IF_ERROR(matmul(up, x, n, e, s.up.data(), f, ms));
+  const WeightView* gate_up[] = {&gate, &up};
+  float* const out[] = {s.gate.data(), s.up.data()};
+  LES_RETURN_IF_ERROR(matmul_shared_input(gate_up, out, 2, x, n, ms));
   for (int64_t t = 0; t < n; ++t)  // row by row: ggml's chunks of 16 start at each row
     ops::swiglu(s.gate.data() + t * f, s.up.data() + t * f, f, s.gate.data() + t * f);
   observe_ffn(tag, "ffn_down", s.gate.data(), n, f);
