@@ -48,6 +48,13 @@ file(GLOB LES_TRACE_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/trace/*.cp
 add_library(les_trace STATIC ${LES_TRACE_SOURCES})
 target_link_libraries(les_trace PUBLIC les_static)
 
+# Quantisation tooling (src/quant): perplexity and KL-divergence statistics,
+# the reference log-probabilities file, imatrix files and quantisation plans,
+# for `les perplexity/quantize/imatrix` and the tests; never part of libles.so.
+file(GLOB LES_QUANT_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/quant/*.cpp)
+add_library(les_quant STATIC ${LES_QUANT_SOURCES})
+target_link_libraries(les_quant PUBLIC les_static)
+
 add_library(les_shared SHARED $<TARGET_OBJECTS:les_obj> $<TARGET_OBJECTS:les_kernels_obj>)
 target_link_libraries(les_shared PRIVATE fmt::fmt spdlog::spdlog Threads::Threads ICU::uc PkgConfig::UTF8PROC)
 if(LIBURING_FOUND)

@@ -13,6 +13,7 @@ struct ToolState {
 
 void register_inspect(CLI::App& app, ToolState& state);
 void register_run(CLI::App& app, ToolState& state);
+void register_perplexity(CLI::App& app, ToolState& state);
 void register_repack(CLI::App& app, ToolState& state);
 void register_synth(CLI::App& app, ToolState& state);
 void register_tokenize(CLI::App& app, ToolState& state);

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   les::tool::ToolState state;
   les::tool::register_inspect(app, state);
   les::tool::register_run(app, state);
+  les::tool::register_perplexity(app, state);
   les::tool::register_repack(app, state);
   les::tool::register_synth(app, state);
   les::tool::register_tokenize(app, state);
