@@ -35,7 +35,8 @@ les_status les_context_set_expert_budget(les_context* ctx, uint64_t budget_bytes
     auto src = streaming(ctx, "les_context_set_expert_budget");
     if (!src.ok()) return fail(src.status());
     les::Status s = les::sched::streaming_source(*ctx->ctx)->set_budget(static_cast<size_t>(budget_bytes));
-    if (!s.ok()) return fail(s, &ctx->last_error);
+    // Only the calling thread's error: another thread may be using the context.
+    if (!s.ok()) return fail(s);
     return LES_OK;
   });
 }
@@ -44,7 +45,7 @@ les_status les_context_stream_stats(const les_context* ctx, les_stream_stats* ou
   return guarded("les_context_stream_stats", [&]() -> les_status {
     auto src = streaming(ctx, "les_context_stream_stats");
     if (!src.ok()) return fail(src.status());
-    const les::sched::SchedStats& st = (*src)->stats();
+    const les::sched::SchedStats st = (*src)->stats();  // a copy taken under the source's lock
     les_stream_stats r;
     std::memset(&r, 0, sizeof r);
     r.struct_size = sizeof r;
@@ -76,7 +77,8 @@ les_status les_context_stream_layer_stats(const les_context* ctx, int32_t layer,
   return guarded("les_context_stream_layer_stats", [&]() -> les_status {
     auto src = streaming(ctx, "les_context_stream_layer_stats");
     if (!src.ok()) return fail(src.status());
-    const auto& layers = (*src)->stats().layers;
+    const les::sched::SchedStats st = (*src)->stats();
+    const auto& layers = st.layers;
     if (layer < 0 || static_cast<size_t>(layer) >= layers.size())
       return fail(les::invalid_argument_error("les_context_stream_layer_stats: layer " + std::to_string(layer) +
                                               " is outside [0, " + std::to_string(layers.size()) + ")"));

@@ -26,8 +26,8 @@
  *   Before 1.0 a minor version may break the ABI (the library's soname then
  *   changes); CHANGELOG.md lists every break.
  * - Threading: a model is immutable and shared freely across threads; a
- *   context is used from one thread at a time (les_context_cancel() alone may
- *   come from any thread). Each declaration states its own rule.
+ *   context is used from one thread at a time (les_context_cancel() and the
+ *   les_stream.h calls may come from any thread). Each declaration states its own rule.
  *
  * Minimal use (error handling shortened; README.md has the full program):
  *

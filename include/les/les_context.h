@@ -5,7 +5,9 @@
  * <les/les.h>.
  *
  * Thread-safety: use a context from one thread at a time (thread-compatible);
- * les_context_cancel() alone may be called from any thread. Distinct contexts
+ * les_context_cancel() and the expert-streaming calls of les_stream.h
+ * (les_context_set_expert_budget, les_context_stream_stats) may be called from
+ * any thread at any time. Distinct contexts
  * may be used on distinct threads at once, also over one shared model.
  */
 #ifndef LES_CONTEXT_H

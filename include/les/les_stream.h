@@ -5,7 +5,11 @@
  * les_context_params.expert_budget_bytes > 0 (les_context.h) over a model with
  * routed experts. Part of the LES C ABI; include <les/les.h>.
  *
- * Thread-safety: the same rules as the context (one thread at a time).
+ * Thread-safety: the three functions below may be called from any thread at
+ * any time, also while another thread runs les_generate() or
+ * les_context_decode() on the context (an app's memory warning arrives on
+ * another thread). A context must not be freed while another thread is inside
+ * one of them.
  */
 #ifndef LES_STREAM_H
 #define LES_STREAM_H
@@ -17,12 +21,22 @@ extern "C" {
 #endif
 
 /* Changes the context's expert budget at run time (e.g. when the OS asks the
- * app to free memory); a lower budget evicts and frees at once. Errors:
- * LES_ERR_INVALID_ARGUMENT (context does not stream experts, or below the
- * minimum: the message names it; nothing changes). Not during les_generate(). */
+ * app to free memory). Callable from any thread, also during les_generate():
+ * the call blocks until the new budget is in effect, which is at the
+ * scheduler's next safe point (between two of its bookkeeping steps; it never
+ * waits for a read or for an expert's compute, so the wait is at most a few
+ * milliseconds) or at once when no decode runs. When it returns, the budget
+ * and n_slots of les_context_stream_stats() are the new ones and every cached
+ * expert past the new budget that is not in use has been evicted and its
+ * memory returned to the OS; experts the running layer is computing from, or
+ * whose read is in flight, are freed the moment they are released (within
+ * that layer). Generation continues and its text is the same as with any
+ * other budget (the bytes are the file's). Errors: LES_ERR_INVALID_ARGUMENT
+ * (context does not stream experts, or below the minimum: the message names
+ * it; nothing changes), recorded in the calling thread's les_last_error(). */
 LES_API les_status les_context_set_expert_budget(les_context *ctx, uint64_t budget_bytes);
 
-/* Totals since the context was created (or les_context_reset_stream_stats). */
+/* Totals since the context was created, over finished forward passes. */
 typedef struct les_stream_stats {
   uint32_t struct_size;          /* set by the caller to sizeof(les_stream_stats) */
   uint64_t budget_bytes;         /* current budget */
@@ -58,7 +72,7 @@ typedef struct les_stream_layer_stats {
  * from the struct's first version to this header's is accepted and that many
  * bytes are filled. Errors: LES_ERR_INVALID_ARGUMENT (NULL, struct_size outside
  * those versions, layer out of range, or a context that does not stream
- * experts). Same thread rules as the context. */
+ * experts). Any thread, any time (see the top of this header). */
 LES_API les_status les_context_stream_stats(const les_context *ctx, les_stream_stats *out);
 LES_API les_status les_context_stream_layer_stats(const les_context *ctx, int32_t layer, les_stream_layer_stats *out);
 

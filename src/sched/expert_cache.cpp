@@ -285,8 +285,15 @@ void ExpertCache::populate(int32_t first, int32_t last) noexcept {
   std::byte* p = slot_data(first);
   const size_t n = static_cast<size_t>(last - first) * p_.slot_bytes;
   if (::madvise(p, n, MADV_POPULATE_WRITE) == 0) return;
-  const size_t page = 4096;  // older kernels: touch one byte per page
-  for (size_t off = 0; off < n; off += page) static_cast<volatile std::byte*>(p)[off] = std::byte{0};
+  // Older kernels: write one byte per page of the empty slots (a slot past an
+  // earlier, smaller count may still be pinned or filling: its bytes stay).
+  const size_t page = 4096;
+  for (int32_t sl = first; sl < last; ++sl) {
+    const Slot& st = slots_[static_cast<size_t>(sl)];
+    if (st.state != SlotState::empty || st.pins > 0) continue;
+    auto* q = static_cast<volatile std::byte*>(slot_data(sl));
+    for (size_t off = 0; off < p_.slot_bytes; off += page) q[off] = std::byte{0};
+  }
 }
 
 void ExpertCache::discard_pages(int32_t slot) noexcept {

@@ -33,8 +33,10 @@
 // finds no other victim takes the oldest protected one. Every operation is
 // O(log n) (O(n_layer) for next_use's victim), none scans the slots.
 //
-// Thread-safety: thread-compatible (the scheduler's thread). Handles must be
-// released before the cache is destroyed.
+// Thread-safety: thread-compatible: one thread at a time (the streaming
+// source serialises its callers with its own mutex, so set_budget() from an
+// app's thread never runs during another operation). Handles must be released
+// before the cache is destroyed.
 #pragma once
 
 #include <cstddef>

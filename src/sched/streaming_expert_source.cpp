@@ -103,7 +103,33 @@ Result<std::unique_ptr<StreamingExpertSource>> StreamingExpertSource::create(con
   return s;
 }
 
+Status StreamingExpertSource::set_budget(size_t budget_bytes) {
+  Lock lk(mu_);
+  return cache_->set_budget(budget_bytes);
+}
+
+size_t StreamingExpertSource::budget_bytes() const {
+  Lock lk(mu_);
+  return cache_->budget_bytes();
+}
+
+int32_t StreamingExpertSource::n_slots() const {
+  Lock lk(mu_);
+  return cache_->n_slots();
+}
+
+SchedStats StreamingExpertSource::stats() const {
+  Lock lk(mu_);
+  return total_;
+}
+
+SchedStats StreamingExpertSource::last_batch_stats() const {
+  Lock lk(mu_);
+  return last_;
+}
+
 void StreamingExpertSource::reset_stats() {
+  Lock lk(mu_);
   const size_t L = total_.layers.size();
   total_ = SchedStats();
   last_ = SchedStats();
@@ -179,11 +205,18 @@ void StreamingExpertSource::on_complete(const io::ReadCompletion& c) {
   err = Status();
 }
 
-Status StreamingExpertSource::pump(bool wait) {
+Status StreamingExpertSource::pump(Lock& lk, bool wait) {
   comps_.clear();
   const auto t0 = Clock::now();
+  // Only this thread uses the backend and comps_; the reads' destinations are
+  // filling slots, which set_budget() never empties: other threads may take
+  // mu_ while this one waits.
+  if (wait) lk.unlock();
   Status st = backend_->reap(wait ? 1 : 0, wait ? io::kWaitForever : std::chrono::nanoseconds(0), comps_);
-  if (wait) batch_.io_wait_s += seconds(Clock::now() - t0);
+  if (wait) {
+    lk.lock();
+    batch_.io_wait_s += seconds(Clock::now() - t0);
+  }
   for (const io::ReadCompletion& c : comps_) on_complete(c);
   return st;
 }
@@ -211,13 +244,14 @@ Status StreamingExpertSource::issue_queued() {
 Status StreamingExpertSource::prepare(int32_t layer, std::span<const int32_t> experts) {
   if (!layout_.layer_has_experts(layer))
     return invalid_argument_error("streaming: layer " + std::to_string(layer) + " has no routed experts");
-  if (cur_layer_ >= 0) release(cur_layer_);
+  Lock lk(mu_);
+  if (cur_layer_ >= 0) release_locked();
   cur_layer_ = layer;
   cache_->begin_layer(layer);
   LayerSchedStats& ls = batch_.layers[static_cast<size_t>(layer)];
   for (int32_t e : experts) {
     if (e < 0 || e >= layout_.n_expert()) {
-      release(layer);
+      release_locked();
       return invalid_argument_error("streaming: expert " + std::to_string(e) + " of layer " + std::to_string(layer) +
                                     " out of range");
     }
@@ -314,6 +348,7 @@ Status StreamingExpertSource::predict_rows(int32_t layer, int32_t from, const fl
 
 void StreamingExpertSource::observe_routing(const Routing& r) {
   if (r.layer < 0 || r.layer >= layout_.n_layer()) return;
+  Lock lk(mu_);
   score_prediction(r);
   // Lookahead within the trunk: an MTP block (blk.n_layer ..) does not run
   // after the last trunk layer.
@@ -334,9 +369,14 @@ void StreamingExpertSource::observe_routing(const Routing& r) {
 }
 
 Result<size_t> StreamingExpertSource::next_ready(int32_t layer, std::span<const int32_t> pending) {
+  Lock lk(mu_);
+  return next_ready_locked(lk, layer, pending);
+}
+
+Result<size_t> StreamingExpertSource::next_ready_locked(Lock& lk, int32_t layer, std::span<const int32_t> pending) {
   if (layer != cur_layer_) return invalid_argument_error("next_ready: layer " + std::to_string(layer) + " not prepared");
   for (;;) {
-    LES_RETURN_IF_ERROR(pump(false));
+    LES_RETURN_IF_ERROR(pump(lk, false));
     LES_RETURN_IF_ERROR(issue_queued());
     issue_deferred_prefetch();
     bool queued = false, all_slotted_ready = true;
@@ -363,20 +403,22 @@ Result<size_t> StreamingExpertSource::next_ready(int32_t layer, std::span<const 
       return internal_error(std::string("streaming: no expert of layer ") + std::to_string(layer) +
                             " can become ready (" + (queued ? "no slot free" : "no read in flight") + ")");
     }
-    LES_RETURN_IF_ERROR(pump(true));
+    LES_RETURN_IF_ERROR(pump(lk, true));
   }
 }
 
 Result<ExpertMatrices> StreamingExpertSource::get(int32_t layer, int32_t expert) {
   if (layer != cur_layer_) return invalid_argument_error("streaming get: layer " + std::to_string(layer) + " not prepared");
   const int32_t one[1] = {expert};
-  LES_ASSIGN_OR_RETURN(size_t idx, next_ready(layer, one));
+  Lock lk(mu_);
+  LES_ASSIGN_OR_RETURN(size_t idx, next_ready_locked(lk, layer, one));
   (void)idx;
   Want* w = find_want(expert);
   return layout_.matrices(layer, expert, cache_->slot_data(w->slot));
 }
 
 void StreamingExpertSource::done(int32_t layer, int32_t expert) {
+  Lock lk(mu_);
   if (layer != cur_layer_) return;
   if (Want* w = find_want(expert)) {
     w->handle.release();
@@ -387,6 +429,11 @@ void StreamingExpertSource::done(int32_t layer, int32_t expert) {
 
 void StreamingExpertSource::release(int32_t layer) {
   (void)layer;
+  Lock lk(mu_);
+  release_locked();
+}
+
+void StreamingExpertSource::release_locked() {
   cur_.clear();  // handles unpin
   cur_layer_ = -1;
   issue_deferred_prefetch();
@@ -421,6 +468,7 @@ void StreamingExpertSource::end_batch() {
 }
 
 void StreamingExpertSource::observe_embeddings(const float* x, int64_t n_tokens, int64_t n_embd) {
+  Lock lk(mu_);
   begin_batch(n_tokens);
   if (c_ == 0 || p_.layer0 != Layer0Lookahead::embeddings || !layout_.layer_has_experts(0)) return;
   (void)n_embd;
@@ -435,6 +483,7 @@ void StreamingExpertSource::observe_embeddings(const float* x, int64_t n_tokens,
 
 void StreamingExpertSource::observe_output_hidden(const float* h, int64_t n_embd) {
   (void)n_embd;
+  Lock lk(mu_);
   if (c_ != 0 && p_.layer0 == Layer0Lookahead::final_hidden && layout_.layer_has_experts(0)) {
     Prediction& p = pred_[0];
     if (predictor_.predict(0, h, 1, p.ids).ok()) {

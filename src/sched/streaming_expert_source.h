@@ -31,13 +31,21 @@
 // too, the decode that needed it fails with an io Status naming the expert.
 // The source stays usable (the slot is emptied; a later use reads it again).
 //
-// Thread-safety: thread-compatible: one Context (thread) at a time. The model
-// must outlive the source; the source must outlive its use by a Context.
+// Thread-safety: the ExpertSource calls come from one Context (thread) at a
+// time. set_budget(), budget_bytes(), n_slots(), stats() and
+// last_batch_stats() may also be called from any other thread at any time
+// (an app's memory-pressure callback): every entry point holds one mutex
+// while it touches the cache or the statistics, and releases it while it waits
+// for a read, so another thread waits at most for one scheduler step (a few
+// µs of bookkeeping or one layer's lookahead scoring), never for I/O or an
+// expert's compute. The model must outlive the source; the source must outlive
+// its use by a Context.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "core/model/expert_source.h"
@@ -111,18 +119,26 @@ class StreamingExpertSource final : public ExpertSource {
   void observe_embeddings(const float* x, int64_t n_tokens, int64_t n_embd) override;
   void observe_output_hidden(const float* h, int64_t n_embd) override;
 
-  // Lowers (or raises) the budget at run time; the cache shrinks at once.
-  // Errors: invalid_argument below the minimum (nothing changes).
-  Status set_budget(size_t budget_bytes) { return cache_->set_budget(budget_bytes); }
-  size_t budget_bytes() const noexcept { return cache_->budget_bytes(); }
-  int32_t n_slots() const noexcept { return cache_->n_slots(); }
+  // Lowers (or raises) the budget at run time, from any thread, also while
+  // the Context decodes: applied before it returns, between two scheduler
+  // steps (a safe point: no slot being computed from or read into is freed).
+  // Slots past the new count that are unused are emptied and their pages
+  // returned at once; those pinned by the layer computing now or being filled
+  // by a read in flight are emptied when released / when the read completes
+  // (within the current layer). Results stay bit-identical (the bytes are the
+  // file's whatever slot holds them). Errors: invalid_argument below the
+  // minimum (nothing changes).
+  Status set_budget(size_t budget_bytes);
+  size_t budget_bytes() const;
+  int32_t n_slots() const;
   int32_t prefetch_c() const noexcept { return c_; }
   const std::string& backend_name() const noexcept { return backend_name_; }
   const SlotLayout& layout() const noexcept { return layout_; }
 
-  // Totals over finished batches, and the last finished batch alone.
-  const SchedStats& stats() const noexcept { return total_; }
-  const SchedStats& last_batch_stats() const noexcept { return last_; }
+  // Totals over finished batches, and the last finished batch alone (copies:
+  // another thread may read them while the Context decodes).
+  SchedStats stats() const;
+  SchedStats last_batch_stats() const;
   void reset_stats();
 
  private:
@@ -140,11 +156,16 @@ class StreamingExpertSource final : public ExpertSource {
   };
   using Clock = std::chrono::steady_clock;
 
+  using Lock = std::unique_lock<std::mutex>;
   StreamingExpertSource(const Model& model, const StreamingParams& p, SlotLayout layout, int32_t c);
+  // The ExpertSource operations with mu_ held by the caller (`lk`).
+  void release_locked();
+  Result<size_t> next_ready_locked(Lock& lk, int32_t layer, std::span<const int32_t> pending);
   Want* find_want(int32_t expert);
   Status submit_expert(int32_t layer, int32_t expert, int32_t slot, bool prefetch);
   Status issue_queued();
-  Status pump(bool wait);
+  // Reaps completions; with `wait`, blocks for at least one with mu_ released.
+  Status pump(Lock& lk, bool wait);
   void on_complete(const io::ReadCompletion& c);
   void note_submitted(size_t n);
   void begin_batch(int64_t n_tokens);
@@ -161,6 +182,9 @@ class StreamingExpertSource final : public ExpertSource {
   Status predict_rows(int32_t layer, int32_t from, const float* u, int64_t n, const float* norm,
                       std::vector<int32_t>& out);
 
+  // Held by every entry point while it touches the cache, the reads'
+  // bookkeeping or the statistics (see Thread-safety above).
+  mutable std::mutex mu_;
   const Model& model_;
   StreamingParams p_;
   SlotLayout layout_;
