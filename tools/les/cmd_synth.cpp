@@ -2,7 +2,8 @@
 //  --generator exact|block_pool --seed S --threads N]`: write a random-weight
 // model of a preset shape (core/synth/synth_model.h). Types default to the preset's
 // (tiny: F16; small: Q4_K, output Q6_K; qwen3-30b-a3b: Q4_K, experts Q3_K,
-// output Q6_K, block_pool generator). Prints the write speed.
+// output Q6_K, block_pool generator; qwen35-35b-a3b: the hybrid qwen35moe
+// shape, experts Q3_K, every other matrix Q4_K, block_pool). Prints the write speed.
 // Exit codes: 0 success, 1 runtime error, 2 bad arguments.
 #include <chrono>
 #include <cstdio>

@@ -88,11 +88,69 @@ std::vector<SynthPreset> presets() {
   big.default_expert_type = GgmlType::Q3_K;
   big.default_output_type = GgmlType::Q6_K;
   big.default_block_pool = true;
-  return {tiny, small, big};
+
+  // Qwen3.5-35B-A3B's shape (the text backbone of MiniCPM-V 4.7 35B-A3B;
+  // shared/fixtures README section 7): 40 layers = 10 x (3 Gated DeltaNet + 1
+  // gated full attention), 256 experts (top-8) of width 512 plus a shared
+  // expert of 512, vocabulary padded to the real 248320 entries. Experts Q3_K
+  // (~13.8 GB), every other matrix Q4_K (output included), norms, routers and
+  // the F32-only ssm tensors F32. No MTP block (nextn_predict_layers absent).
+  SynthPreset q35 = tiny;
+  q35.name = "qwen35-35b-a3b";
+  q35.arch = "qwen35moe";
+  q35.n_layer = 40;
+  q35.n_embd = 2048;
+  q35.n_head = 16;
+  q35.n_head_kv = 2;
+  q35.head_dim = 256;
+  q35.n_rot = 64;
+  q35.rope_sections = {11, 11, 10, 0};
+  q35.n_expert = 256;
+  q35.n_expert_used = 8;
+  q35.n_ff_exp = 512;
+  q35.n_ff_shexp = 512;
+  q35.ssm_d_conv = 4;
+  q35.ssm_d_state = 128;
+  q35.ssm_n_group = 16;
+  q35.ssm_dt_rank = 32;
+  q35.full_attention_interval = 4;
+  q35.n_ctx_train = 262144;
+  q35.n_vocab_max = 1024;
+  q35.n_vocab_pad = 248320;
+  q35.rope_freq_base = 10000000.0f;
+  q35.default_type = GgmlType::Q4_K;
+  q35.default_expert_type = GgmlType::Q3_K;
+  q35.default_output_type = GgmlType::Q4_K;
+  q35.default_block_pool = true;
+  return {tiny, small, big, q35};
+}
+
+Status check_qwen35moe(const SynthPreset& p) {
+  auto pos = [](int32_t v) { return v > 0; };
+  if (!pos(p.n_rot) || !pos(p.n_ff_shexp) || !pos(p.ssm_d_conv) || !pos(p.ssm_d_state) || !pos(p.ssm_n_group) ||
+      !pos(p.ssm_dt_rank) || !pos(p.full_attention_interval))
+    return invalid_argument_error("synth: qwen35moe preset '" + p.name + "' has a non-positive dimension");
+  if (p.n_rot > p.head_dim || p.n_rot % 2 != 0)
+    return invalid_argument_error("synth: n_rot must be even and <= head_dim");
+  int32_t sections = 0;
+  for (int32_t v : p.rope_sections) {
+    if (v < 0) return invalid_argument_error("synth: negative rope section");
+    sections += v;
+  }
+  if (sections == 0 || 2 * sections > p.n_rot)
+    return invalid_argument_error("synth: rope sections must sum to 1 .. n_rot / 2");
+  if (p.ssm_dt_rank % p.ssm_n_group != 0)
+    return invalid_argument_error("synth: ssm_n_group must divide ssm_dt_rank");
+  if (p.ssm_d_conv > 64 || p.ssm_d_state > 1024 || p.ssm_dt_rank > 4096)
+    return invalid_argument_error("synth: ssm sizes out of range (conv <= 64, state <= 1024, dt_rank <= 4096)");
+  if (p.full_attention_interval > p.n_layer)
+    return invalid_argument_error("synth: full_attention_interval > n_layer leaves no full-attention layer");
+  return Status();
 }
 
 Status check_preset(const SynthPreset& p) {
-  if (p.arch != "qwen3moe") return invalid_argument_error("synth: architecture '" + p.arch + "' is not supported (qwen3moe only)");
+  if (p.arch != "qwen3moe" && p.arch != "qwen35moe")
+    return invalid_argument_error("synth: architecture '" + p.arch + "' is not supported (qwen3moe, qwen35moe)");
   auto pos = [](int32_t v) { return v > 0; };
   if (!pos(p.n_layer) || !pos(p.n_embd) || !pos(p.n_head) || !pos(p.n_head_kv) || !pos(p.head_dim) ||
       !pos(p.n_expert) || !pos(p.n_expert_used) || !pos(p.n_ff_exp) || !pos(p.n_ctx_train) || !pos(p.n_vocab_max))
@@ -101,6 +159,7 @@ Status check_preset(const SynthPreset& p) {
   if (p.n_expert_used > p.n_expert) return invalid_argument_error("synth: n_expert_used > n_expert");
   if (p.head_dim % 2 != 0) return invalid_argument_error("synth: head_dim must be even (RoPE pairs)");
   if (p.n_vocab_pad < 0) return invalid_argument_error("synth: n_vocab_pad is negative");
+  if (p.arch == "qwen35moe") return check_qwen35moe(p);
   return Status();
 }
 
@@ -119,9 +178,15 @@ void encode_rows(const SynthTensor& t, uint64_t seed, int64_t r0, int64_t r1, si
   for (int64_t r = r0; r < r1; ++r) {
     for (int64_t c = 0; c < cols; ++c) {
       const uint64_t e = static_cast<uint64_t>(r * cols + c);
-      x[static_cast<size_t>(c)] = t.init == SynthInit::normal
-                                      ? t.stddev * synth_normal(seed, t.stream, e)
-                                      : static_cast<float>(0.8 + 0.4 * synth_uniform(seed, t.stream, e));
+      switch (t.init) {
+        case SynthInit::normal: x[static_cast<size_t>(c)] = t.stddev * synth_normal(seed, t.stream, e); break;
+        case SynthInit::uniform_norm:
+          x[static_cast<size_t>(c)] = static_cast<float>(0.8 + 0.4 * synth_uniform(seed, t.stream, e));
+          break;
+        case SynthInit::uniform_range:
+          x[static_cast<size_t>(c)] = static_cast<float>(t.lo + (t.hi - t.lo) * synth_uniform(seed, t.stream, e));
+          break;
+      }
     }
     quantize_row(t.type, x.data(), out + static_cast<size_t>(r - r0) * row_bytes, cols);
   }
@@ -142,6 +207,22 @@ Status write_tokenizer(gguf::GgufWriter& w, const SpmVocab& v) {
   LES_RETURN_IF_ERROR(w.set_bool("tokenizer.ggml.add_bos_token", true));
   LES_RETURN_IF_ERROR(w.set_bool("tokenizer.ggml.add_eos_token", false));
   LES_RETURN_IF_ERROR(w.set_bool("tokenizer.ggml.add_space_prefix", true));
+  return Status();
+}
+
+// The qwen35moe keys (fixtures README section 7): shared expert, IMRoPE
+// sections, Gated DeltaNet sizes and the layer pattern.
+Status write_hybrid_metadata(gguf::GgufWriter& w, const SynthPreset& p) {
+  const std::string a = p.arch + ".";
+  const std::vector<int64_t> sections(p.rope_sections.begin(), p.rope_sections.end());
+  LES_RETURN_IF_ERROR(w.set_u32(a + "expert_shared_feed_forward_length", static_cast<uint32_t>(p.n_ff_shexp)));
+  LES_RETURN_IF_ERROR(w.set_array_ints(a + "rope.dimension_sections", gguf::ValueType::INT32, sections));
+  LES_RETURN_IF_ERROR(w.set_u32(a + "ssm.conv_kernel", static_cast<uint32_t>(p.ssm_d_conv)));
+  LES_RETURN_IF_ERROR(w.set_u32(a + "ssm.state_size", static_cast<uint32_t>(p.ssm_d_state)));
+  LES_RETURN_IF_ERROR(w.set_u32(a + "ssm.group_count", static_cast<uint32_t>(p.ssm_n_group)));
+  LES_RETURN_IF_ERROR(w.set_u32(a + "ssm.time_step_rank", static_cast<uint32_t>(p.ssm_dt_rank)));
+  LES_RETURN_IF_ERROR(w.set_u32(a + "ssm.inner_size", static_cast<uint32_t>(p.ssm_dt_rank * p.ssm_d_state)));
+  LES_RETURN_IF_ERROR(w.set_u32(a + "full_attention_interval", static_cast<uint32_t>(p.full_attention_interval)));
   return Status();
 }
 
@@ -195,15 +276,18 @@ std::vector<SynthTensor> synth_tensor_plan(const SynthPreset& p, GgmlType weight
 
 std::vector<SynthTensor> synth_tensor_plan(const SynthPreset& p, const SynthTypes& types, int64_t n_vocab) {
   std::vector<SynthTensor> plan;
-  auto add = [&plan](std::string name, GgmlType type, std::vector<int64_t> ne, SynthInit init, float stddev) {
+  auto add = [&plan](std::string name, GgmlType type, std::vector<int64_t> ne, SynthInit init, float stddev,
+                     float lo = 0, float hi = 0) {
     const uint64_t stream = plan.size();
-    plan.push_back({std::move(name), type, std::move(ne), init, stddev, stream});
+    plan.push_back({std::move(name), type, std::move(ne), init, stddev, stream, lo, hi});
   };
   auto inv_sqrt = [](int64_t fan_in) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(fan_in))); };
   const GgmlType wt = types.matrix, xt = types.expert, f32 = GgmlType::F32;
-  const auto normal = SynthInit::normal, norm = SynthInit::uniform_norm;
+  const auto normal = SynthInit::normal, norm = SynthInit::uniform_norm, range = SynthInit::uniform_range;
+  const bool hybrid = p.arch == "qwen35moe";
   const int64_t E = p.n_embd, Q = int64_t{p.n_head} * p.head_dim, KV = int64_t{p.n_head_kv} * p.head_dim;
-  const int64_t F = p.n_ff_exp, X = p.n_expert;
+  const int64_t F = p.n_ff_exp, X = p.n_expert, S = p.n_ff_shexp;
+  const int64_t Vi = int64_t{p.ssm_dt_rank} * p.ssm_d_state, C = 2 * int64_t{p.ssm_n_group} * p.ssm_d_state + Vi;
   // Residual-branch scaling (GPT-2, Radford et al. 2019: output projections
   // of the 2·n_layer residual branches scaled by 1/sqrt(2·n_layer)) and unit
   // embeddings keep each token's identity in the residual stream through the
@@ -217,17 +301,37 @@ std::vector<SynthTensor> synth_tensor_plan(const SynthPreset& p, const SynthType
   for (int32_t l = 0; l < p.n_layer; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".";
     add(b + "attn_norm.weight", f32, {E}, norm, 0);
-    add(b + "attn_q.weight", wt, {E, Q}, normal, inv_sqrt(E));
-    add(b + "attn_k.weight", wt, {E, KV}, normal, inv_sqrt(E));
-    add(b + "attn_v.weight", wt, {E, KV}, normal, inv_sqrt(E));
-    add(b + "attn_output.weight", wt, {Q, E}, normal, branch * inv_sqrt(Q));
-    add(b + "attn_q_norm.weight", f32, {p.head_dim}, norm, 0);
-    add(b + "attn_k_norm.weight", f32, {p.head_dim}, norm, 0);
-    add(b + "ffn_norm.weight", f32, {E}, norm, 0);
+    if (hybrid && (l + 1) % p.full_attention_interval != 0) {
+      // Gated DeltaNet: qkv channels feed the conv; z gates the output norm.
+      add(b + "attn_qkv.weight", wt, {E, C}, normal, inv_sqrt(E));
+      add(b + "attn_gate.weight", wt, {E, Vi}, normal, inv_sqrt(E));
+      add(b + "ssm_conv1d.weight", f32, {p.ssm_d_conv, C}, normal, inv_sqrt(p.ssm_d_conv));
+      add(b + "ssm_dt.bias", f32, {p.ssm_dt_rank}, range, 0, -7.0f, -2.3f);
+      add(b + "ssm_a", f32, {p.ssm_dt_rank}, range, 0, -16.0f, -1.0f);
+      add(b + "ssm_beta.weight", wt, {E, p.ssm_dt_rank}, normal, inv_sqrt(E));
+      add(b + "ssm_alpha.weight", wt, {E, p.ssm_dt_rank}, normal, inv_sqrt(E));
+      add(b + "ssm_norm.weight", f32, {p.ssm_d_state}, norm, 0);
+      add(b + "ssm_out.weight", wt, {Vi, E}, normal, branch * inv_sqrt(Vi));
+    } else {
+      // qwen35moe's attn_q also holds a sigmoid output gate per head.
+      add(b + "attn_q.weight", wt, {E, hybrid ? 2 * Q : Q}, normal, inv_sqrt(E));
+      add(b + "attn_k.weight", wt, {E, KV}, normal, inv_sqrt(E));
+      add(b + "attn_v.weight", wt, {E, KV}, normal, inv_sqrt(E));
+      add(b + "attn_output.weight", wt, {Q, E}, normal, branch * inv_sqrt(Q));
+      add(b + "attn_q_norm.weight", f32, {p.head_dim}, norm, 0);
+      add(b + "attn_k_norm.weight", f32, {p.head_dim}, norm, 0);
+    }
+    add(b + (hybrid ? "post_attention_norm.weight" : "ffn_norm.weight"), f32, {E}, norm, 0);
     add(b + "ffn_gate_inp.weight", f32, {E, X}, normal, 1.5f * inv_sqrt(E));
     add(b + "ffn_gate_exps.weight", xt, {E, F, X}, normal, inv_sqrt(E));
     add(b + "ffn_up_exps.weight", xt, {E, F, X}, normal, inv_sqrt(E));
     add(b + "ffn_down_exps.weight", xt, {F, E, X}, normal, branch * inv_sqrt(F));
+    if (hybrid) {
+      add(b + "ffn_gate_inp_shexp.weight", f32, {E}, normal, inv_sqrt(E));
+      add(b + "ffn_gate_shexp.weight", wt, {E, S}, normal, inv_sqrt(E));
+      add(b + "ffn_up_shexp.weight", wt, {E, S}, normal, inv_sqrt(E));
+      add(b + "ffn_down_shexp.weight", wt, {S, E}, normal, branch * inv_sqrt(S));
+    }
   }
   add("output_norm.weight", f32, {E}, norm, 0);
   add("output.weight", types.output, {E, n_vocab}, normal, 0.2f);
@@ -333,17 +437,19 @@ Result<SynthInfo> write_synth_model(const SynthPreset& p, const SynthOptions& op
   LES_RETURN_IF_ERROR(w.set_u32(a + ".block_count", static_cast<uint32_t>(p.n_layer)));
   LES_RETURN_IF_ERROR(w.set_u32(a + ".context_length", static_cast<uint32_t>(p.n_ctx_train)));
   LES_RETURN_IF_ERROR(w.set_u32(a + ".embedding_length", static_cast<uint32_t>(p.n_embd)));
-  LES_RETURN_IF_ERROR(w.set_u32(a + ".feed_forward_length", static_cast<uint32_t>(p.n_ff_exp * p.n_expert_used)));
+  if (p.arch == "qwen3moe")
+    LES_RETURN_IF_ERROR(w.set_u32(a + ".feed_forward_length", static_cast<uint32_t>(p.n_ff_exp * p.n_expert_used)));
   LES_RETURN_IF_ERROR(w.set_u32(a + ".attention.head_count", static_cast<uint32_t>(p.n_head)));
   LES_RETURN_IF_ERROR(w.set_u32(a + ".attention.head_count_kv", static_cast<uint32_t>(p.n_head_kv)));
   LES_RETURN_IF_ERROR(w.set_u32(a + ".attention.key_length", static_cast<uint32_t>(p.head_dim)));
   LES_RETURN_IF_ERROR(w.set_u32(a + ".attention.value_length", static_cast<uint32_t>(p.head_dim)));
-  LES_RETURN_IF_ERROR(w.set_u32(a + ".rope.dimension_count", static_cast<uint32_t>(p.head_dim)));
+  LES_RETURN_IF_ERROR(w.set_u32(a + ".rope.dimension_count", static_cast<uint32_t>(p.n_rot > 0 ? p.n_rot : p.head_dim)));
   LES_RETURN_IF_ERROR(w.set_f32(a + ".rope.freq_base", p.rope_freq_base));
   LES_RETURN_IF_ERROR(w.set_f32(a + ".attention.layer_norm_rms_epsilon", p.rms_eps));
   LES_RETURN_IF_ERROR(w.set_u32(a + ".expert_count", static_cast<uint32_t>(p.n_expert)));
   LES_RETURN_IF_ERROR(w.set_u32(a + ".expert_used_count", static_cast<uint32_t>(p.n_expert_used)));
   LES_RETURN_IF_ERROR(w.set_u32(a + ".expert_feed_forward_length", static_cast<uint32_t>(p.n_ff_exp)));
+  if (p.arch == "qwen35moe") LES_RETURN_IF_ERROR(write_hybrid_metadata(w, p));
   LES_RETURN_IF_ERROR(write_tokenizer(w, vocab));
 
   SynthInfo info;

@@ -31,11 +31,28 @@
 //   blk.L.ffn_gate_inp.weight             {n_embd, n_expert} F32  N(0, 1.5^2/n_embd) (router)
 //   blk.L.ffn_gate_exps/ffn_up_exps       {n_embd, n_ff_exp, n_expert}  N(0, 1/fan_in)
 //   blk.L.ffn_down_exps                   {n_ff_exp, n_embd, n_expert}  N(0, 1/fan_in)
+// qwen35moe (hybrid Gated DeltaNet, fixtures README section 7): layer il is
+// full attention iff (il + 1) % full_attention_interval == 0, else linear
+// attention; every layer's FFN norm is post_attention_norm, and a shared
+// expert follows the routed ones. With C = (2 ssm_n_group + ssm_dt_rank) *
+// ssm_d_state conv channels and Vi = ssm_dt_rank * ssm_d_state:
+//   linear: blk.L.attn_qkv {n_embd, C}, attn_gate {n_embd, Vi}  N(0, 1/fan_in)
+//           ssm_conv1d.weight {ssm_d_conv, C} F32             N(0, 1/ssm_d_conv)
+//           ssm_dt.bias {ssm_dt_rank} F32                     U(-7, -2.3) (softplus^-1 of dt in ~[1e-3, 0.1])
+//           ssm_a {ssm_dt_rank} F32                           U(-16, -1)  (= -A, A in [1, 16])
+//           ssm_beta/ssm_alpha.weight {n_embd, ssm_dt_rank}    N(0, 1/fan_in)
+//           ssm_norm.weight {ssm_d_state} F32                 U(0.8, 1.2)
+//           ssm_out.weight {Vi, n_embd}                       N(0, 1/fan_in) x residual-branch scale
+//   full:   attn_q {n_embd, 2 n_head head_dim} (per head q then gate rows), attn_k/v,
+//           attn_output, attn_q_norm/attn_k_norm as for qwen3moe
+//   shared: ffn_gate_inp_shexp.weight {n_embd} F32            N(0, 1/n_embd)
+//           ffn_gate/up_shexp {n_embd, n_ff_shexp}, ffn_down_shexp {n_ff_shexp, n_embd}
 // The vocabulary is a learned SPM vocab with byte fallback (core/synth_vocab.h).
 //
 // Thread-safety: pure functions (write_synth_model writes one file).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -50,7 +67,7 @@ namespace les {
 
 struct SynthPreset {
   std::string name;          // "tiny"
-  std::string arch;          // "qwen3moe"
+  std::string arch;          // "qwen3moe" or "qwen35moe"
   int32_t n_layer = 0;
   int32_t n_embd = 0;
   int32_t n_head = 0;
@@ -64,6 +81,18 @@ struct SynthPreset {
   float rope_freq_base = 10000.0f;
   float rms_eps = 1e-6f;
   int32_t n_vocab_pad = 0;   // pad the learned vocab with <unused_N> tokens up to this size (real-size embeddings); 0 = none
+  // qwen35moe only (0 elsewhere): rotary dims per head (rope.dimension_count),
+  // IMRoPE sections (sum <= n_rot / 2), shared-expert width, the Gated DeltaNet
+  // sizes (ssm.conv_kernel, ssm.state_size = head dim of k and v, ssm.group_count
+  // = k heads, ssm.time_step_rank = v heads) and the layer pattern.
+  int32_t n_rot = 0;
+  std::array<int32_t, 4> rope_sections{};
+  int32_t n_ff_shexp = 0;
+  int32_t ssm_d_conv = 0;
+  int32_t ssm_d_state = 0;
+  int32_t ssm_n_group = 0;
+  int32_t ssm_dt_rank = 0;
+  int32_t full_attention_interval = 0;
   // Defaults `les synth` uses when --type / --expert-type / --output-type are not given.
   GgmlType default_type = GgmlType::F16;         // attention, token_embd
   GgmlType default_expert_type = GgmlType::F16;  // ffn_{gate,up,down}_exps
@@ -106,8 +135,8 @@ struct SynthTypes {
   GgmlType output = GgmlType::F16;  // output.weight
 };
 
-// How a tensor's values are drawn.
-enum class SynthInit { normal, uniform_norm };  // N(0, stddev^2) / U(0.8, 1.2)
+// How a tensor's values are drawn: N(0, stddev^2) / U(0.8, 1.2) / U(lo, hi).
+enum class SynthInit { normal, uniform_norm, uniform_range };
 
 // One tensor of a synthetic model: its name, type, shape (ne order) and the
 // generator stream its values come from (its index in the plan).
@@ -118,6 +147,7 @@ struct SynthTensor {
   SynthInit init = SynthInit::normal;
   float stddev = 0;
   uint64_t stream = 0;
+  float lo = 0, hi = 0;  // uniform_range only
 };
 
 // The tensors of a preset in file order (the table above), with 2-D/3-D

@@ -1,6 +1,8 @@
 // Synth presets at CI and real scale: the qwen3-30b-a3b plan has the real
-// model's shapes and ~13 GB of Q3_K experts (checked from the plan, not
-// written); the small preset written with the block_pool generator loads,
+// model's shapes and ~13 GB of Q3_K experts, the qwen35-35b-a3b plan the
+// hybrid layer pattern and ~13.8 GB of Q3_K experts (checked from the plans,
+// not written); a small-scale qwen35-35b-a3b variant loads, runs and routes
+// over its experts; the small preset written with the block_pool generator loads,
 // runs, is deterministic and thread-count independent, and its weights have
 // the plan's spread; role types (experts / output) are honoured.
 #include <cmath>
@@ -16,6 +18,7 @@
 
 #include "core/model/context.h"
 #include "core/gguf/gguf_reader.h"
+#include "core/model/hparams.h"
 #include "core/model/model.h"
 #include "core/synth/synth_model.h"
 #include "kernels/block_formats.h"
@@ -73,6 +76,121 @@ TEST_CASE("synth qwen3-30b-a3b preset: real shapes, Q3_K experts ~12.5 GB", "[sy
   const double gb = static_cast<double>(plan_bytes(plan, false)) / 1e9;
   CHECK(gb > 12.5);
   CHECK(gb < 13.5);
+}
+
+TEST_CASE("synth qwen35-35b-a3b preset: hybrid layer pattern, real shapes, Q3_K experts ~13.8 GB", "[synth]") {
+  auto p = synth_preset("qwen35-35b-a3b");
+  REQUIRE(p.ok());
+  CHECK(p->arch == "qwen35moe");
+  CHECK(p->n_layer == 40);
+  CHECK(p->n_embd == 2048);
+  CHECK(p->n_expert == 256);
+  CHECK(p->n_expert_used == 8);
+  CHECK(p->n_ff_exp == 512);
+  CHECK(p->n_ff_shexp == 512);
+  CHECK(p->n_vocab_pad == 248320);
+  const auto plan = synth_tensor_plan(
+      *p, SynthTypes{p->default_type, p->default_expert_type, p->default_output_type}, p->n_vocab_pad);
+  int n_linear = 0, n_full = 0;
+  for (const SynthTensor& t : plan) {
+    if (t.name.find("attn_qkv.weight") != std::string::npos) {
+      ++n_linear;
+      // q and k: 16 k-heads x 128, v: 32 v-heads x 128.
+      CHECK(t.ne == std::vector<int64_t>{2048, 8192});
+      CHECK(t.type == GgmlType::Q4_K);
+    }
+    if (t.name.find("attn_q.weight") != std::string::npos) {
+      ++n_full;
+      CHECK(t.ne == std::vector<int64_t>{2048, 2 * 16 * 256});  // q and its output gate per head
+    }
+    if (t.name == "blk.3.attn_k.weight") CHECK(t.ne == std::vector<int64_t>{2048, 2 * 256});
+    if (t.name == "blk.39.attn_output.weight") CHECK(t.ne == std::vector<int64_t>{16 * 256, 2048});
+    if (t.name == "blk.0.ssm_conv1d.weight") CHECK((t.ne == std::vector<int64_t>{4, 8192} && t.type == GgmlType::F32));
+    if (t.name == "blk.0.ssm_a") CHECK((t.init == SynthInit::uniform_range && t.hi < 0));  // -exp(A_log) < 0
+    if (t.name == "blk.0.ssm_out.weight") CHECK(t.ne == std::vector<int64_t>{4096, 2048});
+    if (t.name == "blk.0.ssm_alpha.weight") CHECK(t.ne == std::vector<int64_t>{2048, 32});
+    if (t.name == "blk.5.ffn_down_exps.weight") {
+      CHECK(t.ne == std::vector<int64_t>{512, 2048, 256});
+      CHECK(t.type == GgmlType::Q3_K);
+    }
+    if (t.name == "blk.5.ffn_down_shexp.weight") CHECK((t.ne == std::vector<int64_t>{512, 2048} && t.type == GgmlType::Q4_K));
+    if (t.name == "blk.5.ffn_gate_inp_shexp.weight") CHECK(t.ne == std::vector<int64_t>{2048});
+    if (t.name == "blk.5.ffn_norm.weight") FAIL("qwen35moe's FFN norm is post_attention_norm");
+    if (t.name == "token_embd.weight") CHECK(t.ne == std::vector<int64_t>{2048, 248320});
+    if (t.name == "output.weight") CHECK(t.type == GgmlType::Q4_K);
+  }
+  CHECK(n_linear == 30);
+  CHECK(n_full == 10);
+  // 40 layers x 256 experts x 3 matrices x (512 rows of 8 Q3_K blocks of 110 bytes).
+  CHECK(plan_bytes(plan, true) == 40ull * 256 * 3 * 450560);
+  const double gb = static_cast<double>(plan_bytes(plan, false)) / 1e9;
+  CHECK(gb > 14.5);
+  CHECK(gb < 15.5);
+}
+
+TEST_CASE("synth qwen35-35b-a3b preset at small scale: loads, runs, routes over its experts", "[synth]") {
+  auto p = synth_preset("qwen35-35b-a3b");
+  REQUIRE(p.ok());
+  // The preset's architecture and layer pattern at the fixtures' dims (2 x (3 linear + 1 full)).
+  p->n_layer = 8;
+  p->n_embd = 256;
+  p->n_head = 4;
+  p->n_head_kv = 2;
+  p->head_dim = 128;
+  p->n_rot = 32;
+  p->rope_sections = {6, 5, 5, 0};
+  p->n_expert = 16;
+  p->n_expert_used = 4;
+  p->n_ff_exp = 256;
+  p->n_ff_shexp = 256;
+  p->ssm_d_state = 64;
+  p->ssm_n_group = 2;
+  p->ssm_dt_rank = 4;
+  p->n_vocab_pad = 2048;
+  SynthOptions o;
+  o.type = p->default_type;
+  o.expert_type = p->default_expert_type;
+  o.output_type = p->default_output_type;
+  o.generator = SynthGenerator::block_pool;
+  o.n_threads = 2;
+  const std::string path = test::temp_dir() + "/qwen35-small.gguf";
+  auto info = write_synth_model(*p, o, path);
+  REQUIRE(info.ok());
+  auto f = gguf::GgufFile::open(path);
+  REQUIRE(f.ok());
+  CHECK((*f)->find_tensor("blk.2.ssm_beta.weight")->type == GgmlType::Q4_K);
+  CHECK((*f)->find_tensor("blk.3.ffn_up_exps.weight")->type == GgmlType::Q3_K);
+  CHECK((*f)->find_tensor("blk.3.attn_qkv.weight") == nullptr);
+
+  auto m = Model::load(path, {});
+  REQUIRE(m.ok());
+  const Hparams& hp = (*m)->hparams();
+  CHECK(hp.arch == "qwen35moe");
+  CHECK(hp.n_layer == 8);
+  for (int32_t il = 0; il < 8; ++il) CHECK(hp.is_recurrent(il) == ((il + 1) % 4 != 0));
+  CHECK(hp.n_ff_shexp == 256);
+  CHECK(hp.n_rot == 32);
+  CHECK(hp.rope_sections[0] == 6);
+  CHECK(hp.ssm_d_inner == 256);
+  CHECK(hp.n_vocab == 2048);
+  auto ctx = Context::create(**m, {});
+  REQUIRE(ctx.ok());
+  std::vector<std::set<int32_t>> used(8);
+  (*ctx)->set_router_observer([&](const RouterObservation& r) {
+    for (int32_t i = 0; i < r.n_tokens * r.n_expert_used; ++i) used[static_cast<size_t>(r.layer)].insert(r.selected[i]);
+  });
+  std::vector<int32_t> many(64);
+  for (int i = 0; i < 64; ++i) many[static_cast<size_t>(i)] = (37 * i + 11) % info->n_vocab;
+  REQUIRE((*ctx)->decode(many, /*all_logits=*/true).ok());
+  for (float v : (*ctx)->logits()) REQUIRE(std::isfinite(v));
+  // Then decode: the recurrent state and the KV cache carry on.
+  REQUIRE((*ctx)->decode(std::vector<int32_t>{5}).ok());
+  for (float v : (*ctx)->logits()) REQUIRE(std::isfinite(v));
+  // 64 tokens x top-4 of 16 experts: uniform routing would use all 16 per layer.
+  for (size_t l = 0; l < used.size(); ++l) {
+    INFO("layer " << l);
+    CHECK(used[l].size() >= 12);
+  }
 }
 
 TEST_CASE("synth small preset, block_pool generator: loads, runs, deterministic", "[synth]") {
