@@ -21,10 +21,10 @@ les_status to_c_status(StatusCode code) noexcept {
   return LES_ERR_INTERNAL;
 }
 
-les_status fail(const Status& s, std::string* handle_error) {
+les_status fail(const Status& s, HandleError* handle_error) {
   const std::string msg = s.message();
   set_last_error(msg);
-  if (handle_error != nullptr) *handle_error = msg;
+  if (handle_error != nullptr) handle_error->set(msg);
   return to_c_status(s.code());
 }
 

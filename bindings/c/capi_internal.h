@@ -36,14 +36,34 @@ struct ModelState {
 
 les_status to_c_status(StatusCode code) noexcept;
 
+// A handle's last error (les_context_last_error). Calls on the context from
+// other threads (les_context_set_expert_budget during les_generate) write it
+// too, so it is read as a copy. Thread-safe.
+class HandleError {
+ public:
+  void set(std::string msg) {
+    std::lock_guard<std::mutex> lk(mu_);
+    msg_ = std::move(msg);
+  }
+  void clear() { set(std::string()); }
+  std::string get() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return msg_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::string msg_;
+};
+
 // Records `s` as the thread's last error (and the handle's, if given) and
 // returns its C code.
-les_status fail(const Status& s, std::string* handle_error = nullptr);
+les_status fail(const Status& s, HandleError* handle_error = nullptr);
 
 // Runs `fn` (returning les_status), turning any escaping exception into
 // LES_ERR_OUT_OF_MEMORY / LES_ERR_INTERNAL with the message recorded.
 template <typename Fn>
-les_status guarded(const char* fn_name, Fn&& fn, std::string* handle_error = nullptr) noexcept {
+les_status guarded(const char* fn_name, Fn&& fn, HandleError* handle_error = nullptr) noexcept {
   try {
     clear_last_error();
     return fn();
@@ -100,7 +120,10 @@ struct les_context {
   ~les_context() { ctx.reset(); }
   std::shared_ptr<les::capi::ModelState> model;
   std::unique_ptr<les::Context> ctx;
-  std::string last_error;
+  // Every failing call on the context records its message here (const
+  // calls too); les_context_decode* and les_generate clear it as they start.
+  mutable les::capi::HandleError last_error;
+  // les_context_cancel(): pending until a les_generate() consumes it (les_generate.h).
   std::atomic<bool> cancel{false};
   les::GenerateStats last_stats;
   bool has_logits = false;

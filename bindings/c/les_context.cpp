@@ -114,7 +114,12 @@ int32_t les_max_threads(void) { return les::kernels::ThreadPool::max_threads(); 
 
 void les_context_free(les_context* ctx) { delete ctx; }
 
-const char* les_context_last_error(const les_context* ctx) { return ctx ? ctx->last_error.c_str() : ""; }
+const char* les_context_last_error(const les_context* ctx) {
+  // A copy per calling thread: another thread may record an error meanwhile.
+  thread_local std::string copy;
+  copy = ctx != nullptr ? ctx->last_error.get() : std::string();
+  return copy.c_str();
+}
 
 namespace {
 

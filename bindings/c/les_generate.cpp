@@ -111,10 +111,16 @@ les_status les_generate(les_context* ctx, const char* prompt, const les_generate
                                                                            std::to_string(i) + "] is NULL"));
           gp.stop.emplace_back(p.stop[i]);
         }
-        ctx->cancel.store(false, std::memory_order_relaxed);
+        // A cancel is pending until a generation consumes it (les_generate.h):
+        // one issued before this call started stops it here, before the prefill.
+        if (ctx->cancel.exchange(false, std::memory_order_relaxed)) {
+          ctx->last_stats = les::GenerateStats();
+          ctx->last_stats.stop_reason = les::StopReason::cancelled;
+          return err(les::cancelled_error("les_generate: cancelled by les_context_cancel() before it started"));
+        }
         bool cancelled_by_thread = false;
         les::TokenTextCallback on_token = [&](int32_t tok, std::string_view text) {
-          if (ctx->cancel.load(std::memory_order_relaxed)) {
+          if (ctx->cancel.exchange(false, std::memory_order_relaxed)) {
             cancelled_by_thread = true;
             return false;
           }
@@ -129,6 +135,9 @@ les_status les_generate(les_context* ctx, const char* prompt, const les_generate
                                  stats->n_generated, stats->prefill_tok_per_s(), stats->decode_tok_per_s(),
                                  les::stop_reason_name(stats->stop_reason));
         if (cancelled_by_thread) return err(les::cancelled_error("les_generate: cancelled by les_context_cancel()"));
+        if (stats->stop_reason == les::StopReason::cancelled)
+          return err(les::cancelled_error("les_generate: the token callback returned false after " +
+                                          std::to_string(stats->n_generated) + " generated tokens"));
         if (stats->stop_reason == les::StopReason::context_full)
           return err(les::context_full_error("les_generate: the context is full after " +
                                              std::to_string(stats->n_generated) + " generated tokens"));
@@ -140,7 +149,8 @@ les_status les_generate(les_context* ctx, const char* prompt, const les_generate
 les_status les_context_generate_stats(const les_context* ctx, les_generate_stats* out) {
   return guarded("les_context_generate_stats", [&]() -> les_status {
     if (ctx == nullptr || out == nullptr)
-      return fail(les::invalid_argument_error("les_context_generate_stats: ctx or out is NULL"));
+      return fail(les::invalid_argument_error("les_context_generate_stats: ctx or out is NULL"),
+                  ctx != nullptr ? &ctx->last_error : nullptr);
     const les::GenerateStats& s = ctx->last_stats;
     les_generate_stats r;
     std::memset(&r, 0, sizeof r);
@@ -154,7 +164,7 @@ les_status les_context_generate_stats(const les_context* ctx, les_generate_stats
     r.n_decoded = s.n_decoded;
     r.stop_reason = to_c_stop_reason(s.stop_reason);
     les::Status st = les::capi::copy_versioned_out(r, out, kGenerateStatsV1, "les_generate_stats");
-    if (!st.ok()) return fail(st);
+    if (!st.ok()) return fail(st, &ctx->last_error);
     return LES_OK;
   });
 }

@@ -22,6 +22,9 @@ les::Result<const les::sched::StreamingExpertSource*> streaming(const les_contex
   return src;
 }
 
+// Where a failing call on `ctx` records its message besides les_last_error().
+les::capi::HandleError* handle_error(const les_context* ctx) { return ctx != nullptr ? &ctx->last_error : nullptr; }
+
 // Every les_stream_stats / les_stream_layer_stats so far has its first layout.
 constexpr size_t kStreamStatsV1 = sizeof(les_stream_stats);
 constexpr size_t kStreamLayerStatsV1 = sizeof(les_stream_layer_stats);
@@ -33,10 +36,9 @@ extern "C" {
 les_status les_context_set_expert_budget(les_context* ctx, uint64_t budget_bytes) {
   return guarded("les_context_set_expert_budget", [&]() -> les_status {
     auto src = streaming(ctx, "les_context_set_expert_budget");
-    if (!src.ok()) return fail(src.status());
+    if (!src.ok()) return fail(src.status(), handle_error(ctx));
     les::Status s = les::sched::streaming_source(*ctx->ctx)->set_budget(static_cast<size_t>(budget_bytes));
-    // Only the calling thread's error: another thread may be using the context.
-    if (!s.ok()) return fail(s);
+    if (!s.ok()) return fail(s, &ctx->last_error);
     return LES_OK;
   });
 }
@@ -44,7 +46,7 @@ les_status les_context_set_expert_budget(les_context* ctx, uint64_t budget_bytes
 les_status les_context_stream_stats(const les_context* ctx, les_stream_stats* out) {
   return guarded("les_context_stream_stats", [&]() -> les_status {
     auto src = streaming(ctx, "les_context_stream_stats");
-    if (!src.ok()) return fail(src.status());
+    if (!src.ok()) return fail(src.status(), handle_error(ctx));
     const les::sched::SchedStats st = (*src)->stats();  // a copy taken under the source's lock
     les_stream_stats r;
     std::memset(&r, 0, sizeof r);
@@ -68,7 +70,7 @@ les_status les_context_stream_stats(const les_context* ctx, les_stream_stats* ou
     r.io_idle_seconds = st.io_idle_s;
     r.wall_seconds = st.wall_s;
     les::Status s = les::capi::copy_versioned_out(r, out, kStreamStatsV1, "les_stream_stats");
-    if (!s.ok()) return fail(s);
+    if (!s.ok()) return fail(s, &ctx->last_error);
     return LES_OK;
   });
 }
@@ -76,12 +78,13 @@ les_status les_context_stream_stats(const les_context* ctx, les_stream_stats* ou
 les_status les_context_stream_layer_stats(const les_context* ctx, int32_t layer, les_stream_layer_stats* out) {
   return guarded("les_context_stream_layer_stats", [&]() -> les_status {
     auto src = streaming(ctx, "les_context_stream_layer_stats");
-    if (!src.ok()) return fail(src.status());
+    if (!src.ok()) return fail(src.status(), handle_error(ctx));
     const les::sched::SchedStats st = (*src)->stats();
     const auto& layers = st.layers;
     if (layer < 0 || static_cast<size_t>(layer) >= layers.size())
       return fail(les::invalid_argument_error("les_context_stream_layer_stats: layer " + std::to_string(layer) +
-                                              " is outside [0, " + std::to_string(layers.size()) + ")"));
+                                              " is outside [0, " + std::to_string(layers.size()) + ")"),
+                  &ctx->last_error);
     const les::sched::LayerSchedStats& L = layers[static_cast<size_t>(layer)];
     les_stream_layer_stats r;
     std::memset(&r, 0, sizeof r);
@@ -92,7 +95,7 @@ les_status les_context_stream_layer_stats(const les_context* ctx, int32_t layer,
     r.recall = L.recall();
     r.precision = L.precision();
     les::Status s = les::capi::copy_versioned_out(r, out, kStreamLayerStatsV1, "les_stream_layer_stats");
-    if (!s.ok()) return fail(s);
+    if (!s.ok()) return fail(s, &ctx->last_error);
     return LES_OK;
   });
 }

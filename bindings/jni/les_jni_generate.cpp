@@ -21,6 +21,7 @@ namespace {
 struct Listener {
   JNIEnv* env;
   jobject listener;  // org.les.TokenListener (local ref of the native call)
+  bool stopped = false;  // the listener returned false
 };
 
 bool on_token(les_token token, const char* piece, size_t len, void* user_data) {
@@ -32,6 +33,7 @@ bool on_token(les_token token, const char* piece, size_t len, void* user_data) {
   const jboolean go = env->CallStaticBooleanMethod(refs().native_class, refs().deliver, l->listener, token, bytes);
   env->DeleteLocalRef(bytes);
   if (env->ExceptionCheck()) return false;  // the listener threw: stop, let it propagate
+  if (go != JNI_TRUE) l->stopped = true;
   return go == JNI_TRUE;
 }
 
@@ -104,6 +106,9 @@ JNIEXPORT void JNICALL Java_org_les_Native_generate(JNIEnv* env, jclass, jlong h
     Listener l{env, listener};
     les_status st = les_generate(ctx, text->c_str(), &p, listener != nullptr ? on_token : nullptr, &l);
     if (env->ExceptionCheck()) return 0;  // the listener's exception propagates as is
+    // TokenListener: returning false ends generate() normally (les_generate
+    // reports it as LES_ERR_CANCELLED).
+    if (st == LES_ERR_CANCELLED && l.stopped) return 0;
     if (st != LES_OK) throw_last_error(env, st, ctx);
     return 0;
   });

@@ -87,7 +87,12 @@ LES_API les_status les_context_create(les_model *model, const les_context_params
 /* Frees a context. NULL is a no-op. */
 LES_API void les_context_free(les_context *ctx);
 
-/* Last error of this context ("" if none); valid until the next call on it. */
+/* The message of the last failed call on this context: every call that takes
+ * it records its failure here (also les_context_set_expert_budget and the
+ * statistics calls, whatever thread made them); les_context_decode*() and
+ * les_generate() clear it as they start. "" if none. The string is this
+ * thread's copy, valid until this thread's next les_context_last_error().
+ * Thread-safe. */
 LES_API const char *les_context_last_error(const les_context *ctx);
 
 /* Appends n tokens at positions n_past .. n_past + n - 1 and runs the forward
@@ -127,8 +132,11 @@ LES_API les_status les_context_reset(les_context *ctx);
  * rollback). n_keep > n_past: LES_ERR_INVALID_ARGUMENT. */
 LES_API les_status les_context_trim(les_context *ctx, int32_t n_keep);
 
-/* Asks a running les_generate() on this context to stop after the current
- * token. Thread-safe: may be called from any thread. Async-signal-safe (one
+/* Asks the les_generate() running on this context to stop after the current
+ * token, or, when none runs, the next one to return at once: the cancel stays
+ * pending until a les_generate() consumes it (LES_ERR_CANCELLED; see
+ * les_generate.h), so a cancel issued just before a generation starts is not
+ * lost. Thread-safe: may be called from any thread. Async-signal-safe (one
  * lock-free atomic store), so a SIGINT handler may call it. */
 LES_API void les_context_cancel(les_context *ctx);
 

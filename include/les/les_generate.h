@@ -34,7 +34,8 @@ LES_API les_sampler_params les_sampler_default_params(void);
 
 /* Called once per generated token with its id and its text bytes (`piece`,
  * `piece_len` bytes, borrowed for the call; UTF-8 sequences split across tokens
- * are held back and delivered whole). Return false to stop generation. */
+ * are held back and delivered whole). Return false to stop generation:
+ * les_generate() then returns LES_ERR_CANCELLED. */
 typedef bool (*les_token_callback)(les_token token, const char *piece, size_t piece_len, void *user_data);
 
 typedef struct les_generate_params {
@@ -78,10 +79,23 @@ typedef struct les_generate_stats {
 
 /* Tokenizes `prompt` (adding BOS as the vocabulary requests), appends it to the context (after what it already holds),
  * then samples up to n_predict tokens, streaming each through `callback` (may
- * be NULL). Stops at EOS (unless ignore_eos), a stop string, n_predict, the
- * callback returning false, or les_context_cancel() (then returns
- * LES_ERR_CANCELLED). A full context returns LES_ERR_CONTEXT_FULL after
- * delivering what fit. The KV cache keeps the prompt and the generated
+ * be NULL). Stops at EOS (unless ignore_eos), a stop string or n_predict
+ * (LES_OK), or:
+ * - the callback returning false: LES_ERR_CANCELLED, "the token callback
+ *   returned false" (the text delivered so far is complete up to that token);
+ * - les_context_cancel(): LES_ERR_CANCELLED at the next token. A cancel is
+ *   never lost: one issued while no les_generate() runs on the context (or
+ *   after the running one's last token) stays pending, and the next
+ *   les_generate() returns LES_ERR_CANCELLED at once without decoding
+ *   anything (n_past unchanged, no callback). Each cancel stops one
+ *   generation; les_context_decode() neither sees nor clears it;
+ * - a full context: LES_ERR_CONTEXT_FULL after delivering what fit; a prompt
+ *   that does not fit in the room left (n_ctx - n_past) is also
+ *   LES_ERR_CONTEXT_FULL, before anything is decoded (as les_context_decode).
+ * les_context_generate_stats() then gives stop_reason LES_STOP_CANCELLED /
+ * LES_STOP_CONTEXT_FULL. Other errors: LES_ERR_INVALID_ARGUMENT (NULL prompt,
+ * bad parameters, an empty prompt without BOS), decode errors (I/O while
+ * streaming experts). The KV cache keeps the prompt and the generated
  * tokens except the last one sampled, which is delivered but not evaluated
  * (n_past grows by n_prompt_tokens + n_decoded). */
 LES_API les_status les_generate(les_context *ctx, const char *prompt, const les_generate_params *params,

@@ -45,7 +45,7 @@ Result<GenerateStats> generate_tokens(Context& ctx, const Tokenizer& tokenizer, 
     return invalid_argument_error("generate: the prompt is empty and the vocabulary adds no BOS token");
   st.n_prompt_tokens = static_cast<int32_t>(prompt_tokens.size());
   if (ctx.n_past() + st.n_prompt_tokens > ctx.n_ctx())
-    return invalid_argument_error("generate: the prompt has " + std::to_string(st.n_prompt_tokens) +
+    return context_full_error("generate: the prompt has " + std::to_string(st.n_prompt_tokens) +
                                   " tokens but the context has room for " +
                                   std::to_string(ctx.n_ctx() - ctx.n_past()));
   for (int32_t t : prompt_tokens) sampler.accept(t);

@@ -85,9 +85,10 @@ using TextCallback = std::function<bool(std::string_view text)>;
 using TokenTextCallback = std::function<bool(int32_t token, std::string_view text)>;
 
 // Runs the loop above on `ctx` from its current position. Errors:
-// invalid_argument (empty prompt after tokenization, prompt longer than the
-// context), the errors of tokenize/decode/sample (with context). Stopping for
-// any StopReason is success.
+// invalid_argument (empty prompt after tokenization), context_full (the prompt
+// does not fit in the room left: as Context::decode; nothing is decoded), the
+// errors of tokenize/decode/sample (with context). Stopping for any
+// StopReason is success.
 Result<GenerateStats> generate(Context& ctx, const Tokenizer& tokenizer, Sampler& sampler, std::string_view prompt,
                                const GenerateParams& params, const TextCallback& on_text);
 

@@ -142,7 +142,7 @@ TEST_CASE("generate: n_predict, stop strings and cancellation", "[generate]") {
   CHECK(cancelled->n_generated < 12);
 }
 
-TEST_CASE("generate: a full context stops generation; an oversized prompt is an error", "[generate]") {
+TEST_CASE("generate: a full context stops generation; an oversized prompt is context_full", "[generate]") {
   Loaded l = load(synth_path(), 16);
   les::Sampler s = greedy();
   les::GenerateParams gp;
@@ -159,7 +159,7 @@ TEST_CASE("generate: a full context stops generation; an oversized prompt is an 
   for (int i = 0; i < 40; ++i) long_prompt += "grey river ";
   auto too_long = les::generate(*l.ctx, *l.tok, s, long_prompt, gp, nullptr);
   REQUIRE_FALSE(too_long.ok());
-  CHECK(too_long.status().code() == les::StatusCode::invalid_argument);
+  CHECK(too_long.status().code() == les::StatusCode::context_full);  // as Context::decode
   CHECK(l.ctx->n_past() == 0);
 }
 
