@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "core/gguf/gguf_reader.h"
@@ -11,6 +12,16 @@ namespace les::sched {
 namespace {
 
 constexpr size_t kAlignment = 4096;
+
+// A read request's tag names the slot it fills and which of the expert's
+// reads it is (gate, up, down in GGUF's layout; one read when repacked):
+// tag = slot * kReadTagsPerSlot + part.
+constexpr uint64_t kReadTagsPerSlot = 4;
+static_assert(std::tuple_size_v<decltype(SlotReads::reads)> <= kReadTagsPerSlot,
+              "every read of one expert needs its own tag within the slot's range");
+
+uint64_t read_tag(int32_t slot, size_t part) { return static_cast<uint64_t>(slot) * kReadTagsPerSlot + part; }
+int32_t slot_of_read_tag(uint64_t tag) { return static_cast<int32_t>(tag / kReadTagsPerSlot); }
 
 double seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -160,7 +171,7 @@ Status StreamingExpertSource::submit_expert(int32_t layer, int32_t expert, int32
   uint64_t bytes = 0;
   for (size_t p = 0; p < reads->n_reads; ++p) {
     io::ReadRequest r;
-    r.tag = static_cast<uint64_t>(slot) * 4 + p;
+    r.tag = read_tag(slot, p);
     r.file = file_;
     r.offset = reads->reads[p].file_offset;
     r.length = reads->reads[p].length;
@@ -183,7 +194,7 @@ Status StreamingExpertSource::submit_expert(int32_t layer, int32_t expert, int32
 }
 
 void StreamingExpertSource::on_complete(const io::ReadCompletion& c) {
-  const int32_t slot = static_cast<int32_t>(c.tag / 4);
+  const int32_t slot = slot_of_read_tag(c.tag);
   if (outstanding_ > 0 && --outstanding_ == 0) idle_since_ = Clock::now();
   if (slot < 0 || static_cast<size_t>(slot) >= parts_left_.size() || parts_left_[static_cast<size_t>(slot)] <= 0)
     return;
@@ -346,7 +357,7 @@ Status StreamingExpertSource::predict_rows(int32_t layer, int32_t from, const fl
   return Status();
 }
 
-void StreamingExpertSource::observe_routing(const Routing& r) {
+void StreamingExpertSource::on_routed(const Routing& r) {
   if (r.layer < 0 || r.layer >= layout_.n_layer()) return;
   Lock lk(mu_);
   score_prediction(r);
@@ -439,8 +450,9 @@ void StreamingExpertSource::release_locked() {
   issue_deferred_prefetch();
 }
 
-void StreamingExpertSource::begin_batch(int64_t n_tokens) {
-  if (in_batch_) end_batch();  // the previous batch failed midway
+void StreamingExpertSource::begin_batch(const float* embeddings, int64_t n_tokens, int64_t n_embd) {
+  Lock lk(mu_);
+  if (in_batch_) close_batch();  // a previous batch was never ended
   in_batch_ = true;
   n_batch_rows_ = n_tokens;
   batch_start_ = Clock::now();
@@ -449,9 +461,37 @@ void StreamingExpertSource::begin_batch(int64_t n_tokens) {
   deferred_layer_ = -1;
   for (size_t l = 0; l < pred_.size(); ++l)
     if (l != 0 || p_.layer0 != Layer0Lookahead::final_hidden) pred_[l].valid = false;
+  // Layer 0's lookahead from the token embeddings: router_0 · RMSNorm(x)·ffn_norm_0.
+  if (c_ == 0 || p_.layer0 != Layer0Lookahead::embeddings || !layout_.layer_has_experts(0)) return;
+  (void)n_embd;
+  const LayerWeights& l0 = model_.weights().layers[0];
+  Prediction& p = pred_[0];
+  const float* norm0 = reinterpret_cast<const float*>(l0.ffn_norm.data);
+  if (!predict_rows(0, -1, embeddings, n_tokens, norm0, p.ids).ok()) return;
+  p.row0 = 0;
+  p.rows = n_tokens;
+  p.valid = true;
+  prefetch(0, ExpertPredictor::by_votes(p.ids, predictor_.c(), layout_.n_expert()));
 }
 
-void StreamingExpertSource::end_batch() {
+void StreamingExpertSource::end_batch(const float* output_hidden, int64_t n_embd) {
+  (void)n_embd;
+  Lock lk(mu_);
+  // The next step's layer-0 lookahead from this step's final hidden state.
+  if (output_hidden != nullptr && c_ != 0 && p_.layer0 == Layer0Lookahead::final_hidden &&
+      layout_.layer_has_experts(0)) {
+    Prediction& p = pred_[0];
+    if (predictor_.predict(0, output_hidden, 1, p.ids).ok()) {
+      p.row0 = 0;
+      p.rows = 1;
+      p.valid = true;
+      prefetch(0, ExpertPredictor::by_votes(p.ids, predictor_.c(), layout_.n_expert()));
+    }
+  }
+  close_batch();
+}
+
+void StreamingExpertSource::close_batch() {
   if (!in_batch_) return;
   const auto now = Clock::now();
   if (outstanding_ == 0) batch_.io_idle_s += seconds(now - idle_since_);
@@ -465,35 +505,6 @@ void StreamingExpertSource::end_batch() {
   batch_ = SchedStats();
   batch_.layers.resize(L);
   in_batch_ = false;
-}
-
-void StreamingExpertSource::observe_embeddings(const float* x, int64_t n_tokens, int64_t n_embd) {
-  Lock lk(mu_);
-  begin_batch(n_tokens);
-  if (c_ == 0 || p_.layer0 != Layer0Lookahead::embeddings || !layout_.layer_has_experts(0)) return;
-  (void)n_embd;
-  const LayerWeights& l0 = model_.weights().layers[0];
-  Prediction& p = pred_[0];
-  if (!predict_rows(0, -1, x, n_tokens, reinterpret_cast<const float*>(l0.ffn_norm.data), p.ids).ok()) return;
-  p.row0 = 0;
-  p.rows = n_tokens;
-  p.valid = true;
-  prefetch(0, ExpertPredictor::by_votes(p.ids, predictor_.c(), layout_.n_expert()));
-}
-
-void StreamingExpertSource::observe_output_hidden(const float* h, int64_t n_embd) {
-  (void)n_embd;
-  Lock lk(mu_);
-  if (c_ != 0 && p_.layer0 == Layer0Lookahead::final_hidden && layout_.layer_has_experts(0)) {
-    Prediction& p = pred_[0];
-    if (predictor_.predict(0, h, 1, p.ids).ok()) {
-      p.row0 = 0;
-      p.rows = 1;
-      p.valid = true;
-      prefetch(0, ExpertPredictor::by_votes(p.ids, predictor_.c(), layout_.n_expert()));
-    }
-  }
-  end_batch();
 }
 
 }  // namespace les::sched

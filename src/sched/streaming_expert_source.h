@@ -4,11 +4,15 @@
 // layer ahead, and hands experts to the MoE layer in the order their bytes
 // arrive (ready-first).
 //
-// Per MoE layer l of a batch (see DESIGN.md "One decode step"):
+// Where reads start, per batch (see DESIGN.md "One decode step"):
+//   begin_batch(x)       opens the batch's statistics; prefetches layer 0 from
+//                        the token embeddings (router_0 · RMSNorm(x)·ffn_norm_0;
+//                        Layer0Lookahead::embeddings, the default);
+//   per MoE layer l:
 //   prepare(l, E_l)      pins cached experts, claims slots and submits demand
 //                        reads for the missing ones at once (queued when every
 //                        slot is pinned: prefill with a small budget);
-//   observe_routing(l)   records predictor recall for l, then scores
+//   on_routed(l)         records predictor recall for l, then scores
 //                        router_{l+1} · u_l, takes each token's top-c and
 //                        submits reads for candidates not cached (prefetch;
 //                        held back until layer l's own reads are done, so the
@@ -16,10 +20,12 @@
 //                        slots stay claimable for the next layer's demand reads);
 //   next_ready / get     returns an expert whose bytes are in (waits on the
 //                        reactor only when none is; the wait is timed);
-//   done / release       unpin, so slots can be reused within the layer.
-// Layer 0 is predicted from the batch's token embeddings as soon as they are
-// looked up (router_0 · RMSNorm(embedding)·ffn_norm_0, recall 0.98 at c = k+2 on
-// the trained fixture), or from the previous step's final hidden state (0.20).
+//   done / release       unpin, so slots can be reused within the layer;
+//   end_batch(h)         prefetches the next step's layer 0 from the final
+//                        hidden state (Layer0Lookahead::final_hidden) and
+//                        closes the batch's statistics (also when it failed).
+// tests/sched/test_predictor_recall.cpp measures both layer-0 predictors'
+// recall (printed with the per-layer table).
 // Prefill: a chunk's layer reads each of its experts at most once (the MoE
 // layer batches all tokens routed to an expert into one matmul).
 //
@@ -113,11 +119,11 @@ class StreamingExpertSource final : public ExpertSource {
   Status prepare(int32_t layer, std::span<const int32_t> experts) override;
   Result<ExpertMatrices> get(int32_t layer, int32_t expert) override;
   void release(int32_t layer) override;
-  void observe_routing(const Routing& r) override;
+  void begin_batch(const float* embeddings, int64_t n_tokens, int64_t n_embd) override;
+  void end_batch(const float* output_hidden, int64_t n_embd) override;
+  void on_routed(const Routing& r) override;
   Result<size_t> next_ready(int32_t layer, std::span<const int32_t> pending) override;
   void done(int32_t layer, int32_t expert) override;
-  void observe_embeddings(const float* x, int64_t n_tokens, int64_t n_embd) override;
-  void observe_output_hidden(const float* h, int64_t n_embd) override;
 
   // Lowers (or raises) the budget at run time, from any thread, also while
   // the Context decodes: applied before it returns, between two scheduler
@@ -168,8 +174,7 @@ class StreamingExpertSource final : public ExpertSource {
   Status pump(Lock& lk, bool wait);
   void on_complete(const io::ReadCompletion& c);
   void note_submitted(size_t n);
-  void begin_batch(int64_t n_tokens);
-  void end_batch();
+  void close_batch();  // adds the batch's figures to the totals
   void prefetch(int32_t layer, const std::vector<int32_t>& ids);
   bool layer_waits_for_reads() const;
   void issue_deferred_prefetch();

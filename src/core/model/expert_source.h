@@ -43,12 +43,33 @@ class ExpertSource : public ExpertCost {
   // The layer's experts are no longer needed by this batch.
   virtual void release(int32_t layer) { (void)layer; }
 
-  // --- Streaming hooks (defaults keep the resident behaviour: in-order, no-ops) ---
+  // --- Scheduling hooks (defaults keep the resident behaviour: in-order, no-ops) ---
+  // The forward pass drives a source through one batch as
+  //   begin_batch(embeddings)                     (ExpertBatch's constructor)
+  //   per MoE layer l: prepare(l, E_l); on_routed(l); { next_ready; get; done }*; release(l)
+  //   end_batch(output hidden state or null)      (ExpertBatch::finish, or its destructor on failure)
+  // A streaming source starts reads in prepare (demand), on_routed (lookahead
+  // for layer l + 1), begin_batch and end_batch (lookahead for layer 0).
 
-  // Called once per MoE layer right after prepare(), with what the router saw
-  // and decided, so a streaming source can predict layer + 1 (lookahead) while
-  // this layer computes and keep per-layer statistics. Pointers are valid only
-  // during the call.
+  // A batch of n_tokens starts; `embeddings` are its token embeddings
+  // (n_tokens x n_embd, row-major; valid only during the call). A streaming
+  // source opens the batch's statistics and may start layer 0's lookahead
+  // reads from the embeddings.
+  virtual void begin_batch(const float* embeddings, int64_t n_tokens, int64_t n_embd) {
+    (void)embeddings;
+    (void)n_tokens;
+    (void)n_embd;
+  }
+  // The batch ends. `output_hidden` is the last token's final hidden state
+  // after output_norm (n_embd floats, valid only during the call), or null when
+  // the batch failed. A streaming source closes the batch's statistics and may
+  // start the next step's layer-0 lookahead reads from output_hidden.
+  virtual void end_batch(const float* output_hidden, int64_t n_embd) {
+    (void)output_hidden;
+    (void)n_embd;
+  }
+
+  // What the router of one MoE layer saw and decided for the batch.
   struct Routing {
     int32_t layer = 0;
     int64_t n_tokens = 0;
@@ -57,7 +78,11 @@ class ExpertSource : public ExpertCost {
     const float* router_input = nullptr;  // n_tokens x n_embd (ffn_norm output, row-major)
     const int32_t* selected = nullptr;    // n_tokens x n_expert_used expert ids, descending score
   };
-  virtual void observe_routing(const Routing& r) { (void)r; }
+  // Called once per MoE layer right after prepare() (pointers valid only
+  // during the call). A streaming source scores its prediction for this layer
+  // and starts the lookahead reads for layer + 1, which overlap this layer's
+  // compute.
+  virtual void on_routed(const Routing& r) { (void)r; }
   // Ready-first: the index into `pending` (distinct prepared experts of `layer`
   // not yet fetched with get()) of one whose get() will not wait for I/O; blocks
   // until one is ready. Callers accumulate per-slot so the order never changes
@@ -73,19 +98,32 @@ class ExpertSource : public ExpertCost {
     (void)layer;
     (void)expert;
   }
-  // Called by the forward pass at the start of a batch with the token
-  // embeddings (n_tokens x n_embd) and at its end with the last token's final
-  // hidden state after output_norm (n_embd floats): inputs for predicting
-  // layer 0 of the next step.
-  virtual void observe_embeddings(const float* x, int64_t n_tokens, int64_t n_embd) {
-    (void)x;
-    (void)n_tokens;
-    (void)n_embd;
+};
+
+// One batch of a forward pass on an ExpertSource: begin_batch at construction,
+// end_batch exactly once, from finish() with the output hidden state, or from
+// the destructor (with null) when the pass returns early with an error, so a
+// failed batch is closed where it fails.
+class ExpertBatch {
+ public:
+  ExpertBatch(ExpertSource& source, const float* embeddings, int64_t n_tokens, int64_t n_embd) : source_(source) {
+    source_.begin_batch(embeddings, n_tokens, n_embd);
   }
-  virtual void observe_output_hidden(const float* h, int64_t n_embd) {
-    (void)h;
-    (void)n_embd;
+  ~ExpertBatch() {
+    if (open_) source_.end_batch(nullptr, 0);
   }
+  ExpertBatch(const ExpertBatch&) = delete;
+  ExpertBatch& operator=(const ExpertBatch&) = delete;
+  // Ends the batch after its last layer; output_hidden as in end_batch.
+  void finish(const float* output_hidden, int64_t n_embd) {
+    if (!open_) return;
+    open_ = false;
+    source_.end_batch(output_hidden, n_embd);
+  }
+
+ private:
+  ExpertSource& source_;
+  bool open_ = true;
 };
 
 // Experts resident in memory: slices of the 3-D ffn_{gate,up,down}_exps tensors.

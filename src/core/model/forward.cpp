@@ -24,7 +24,7 @@ Status forward_batch(const Model& model, SequenceState& seq, ExpertSource& exper
   s.o.resize(static_cast<size_t>(n * E));
 
   for (int64_t t = 0; t < n; ++t) LES_RETURN_IF_ERROR(dequantize_row(W.tok_embd, tokens[t], s.x.data() + t * E));
-  experts.observe_embeddings(s.x.data(), n, E);
+  ExpertBatch batch(experts, s.x.data(), n, E);  // ends the batch on every return
 
   const bool every_row = all_rows || hidden != nullptr;
   for (int32_t il = 0; il < hp.n_layer; ++il) {
@@ -48,7 +48,7 @@ Status forward_batch(const Model& model, SequenceState& seq, ExpertSource& exper
   const int64_t norm0 = every_row ? 0 : n - 1;
   for (int64_t t = norm0; t < n; ++t) ops::rms_norm(s.x.data() + t * E, f32(W.output_norm), E, hp.rms_eps, s.h.data() + t * E);
   if (hidden != nullptr) std::memcpy(hidden, s.h.data(), static_cast<size_t>(n * E) * sizeof(float));
-  experts.observe_output_hidden(s.h.data() + (n - 1) * E, E);
+  batch.finish(s.h.data() + (n - 1) * E, E);
   const int64_t out0 = all_rows ? 0 : n - 1;
   observe_input(observers, -1, "output.weight", -1, s.h.data() + out0 * E, n - out0, E);
   return matmul(W.output, s.h.data() + out0 * E, n - out0, E, logits, hp.n_vocab, s.mm);

@@ -115,7 +115,7 @@ Status moe_forward(const Model& model, int32_t il, ExpertSource& experts, const 
   routing.n_expert_used = static_cast<int32_t>(k);
   routing.router_input = h;
   routing.selected = s.selected.data();
-  experts.observe_routing(routing);
+  experts.on_routed(routing);
 
   // Ready-first: experts are computed in the order their weights become ready;
   // each writes only its own (token, slot) rows, summed in slot order below, so
