@@ -10,26 +10,12 @@ ExpertPredictor::ExpertPredictor(const Model& model, int32_t c)
     : model_(model), c_(std::clamp(c, 1, std::max(1, model.hparams().n_expert))) {}
 
 Status ExpertPredictor::predict(int32_t layer, const float* u, int64_t n, std::vector<int32_t>& out) {
-  const Hparams& hp = model_.hparams();
-  if (layer < 0 || layer >= hp.n_layer || !model_.weights().layers[static_cast<size_t>(layer)].is_moe())
-    return invalid_argument_error("predict: layer " + std::to_string(layer) + " has no router");
-  const LayerWeights& l = model_.weights().layers[static_cast<size_t>(layer)];
-  const int64_t ne = hp.n_expert, E = hp.n_embd;
-  logits_.resize(static_cast<size_t>(n * ne));
-  LES_RETURN_IF_ERROR(matmul(l.router, u, n, E, logits_.data(), ne, ms_));
-  const float* bias = l.exp_probs_b.present() ? reinterpret_cast<const float*>(l.exp_probs_b.data) : nullptr;
-  const bool sigmoid = model_.config().gating != ExpertGating::softmax;
+  LES_ASSIGN_OR_RETURN(const Router router, Router::of(model_, layer));
+  const int64_t ne = router.n_expert();
+  probs_.resize(static_cast<size_t>(n * ne));
+  LES_RETURN_IF_ERROR(router.probs(u, n, probs_.data(), ms_));
   out.resize(static_cast<size_t>(n * c_));
-  order_.resize(static_cast<size_t>(ne));
-  for (int64_t t = 0; t < n; ++t) {
-    float* s = logits_.data() + t * ne;
-    if (sigmoid)
-      for (int64_t j = 0; j < ne; ++j) s[j] = 1.0f / (1.0f + std::exp(-s[j])) + (bias ? bias[j] : 0.0f);
-    for (int64_t j = 0; j < ne; ++j) order_[static_cast<size_t>(j)] = static_cast<int32_t>(j);
-    std::partial_sort(order_.begin(), order_.begin() + c_, order_.end(),
-                      [&](int32_t a, int32_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
-    std::copy(order_.begin(), order_.begin() + c_, out.begin() + t * c_);
-  }
+  for (int64_t t = 0; t < n; ++t) router.top_k_experts(probs_.data() + t * ne, c_, out.data() + t * c_, rank_);
   return Status();
 }
 

@@ -4,9 +4,10 @@
 // Cross-layer (predictor "A" of shared/fixtures/trained/README.md): while
 // layer l computes, score router_{l+1} · u_l, where u_l = RMSNorm(x)·ffn_norm_l
 // is the vector layer l's own router saw, and take each token's top-c experts
-// (k <= c <= 2k). Scores are the router's selection scores: softmax gating
-// ranks by logit (softmax is monotonic), sigmoid gating by sigmoid(logit) +
-// exp_probs_b; ties go to the lower expert id, as in the real top-k.
+// (k <= c <= 2k) by the router's own rule (core/model/router.h: gating
+// probabilities plus exp_probs_b, ties to the lower id). So with c = k and
+// layer l's real router input the prediction is the router's choice exactly;
+// the two can never drift apart.
 // Layer 0 of the next step uses the same rule on another input (the
 // scheduler passes the last final hidden state or the token embeddings).
 //
@@ -20,6 +21,7 @@
 
 #include "core/model/matvec.h"
 #include "core/model/model.h"
+#include "core/model/router.h"
 #include "util/status.h"
 
 namespace les::sched {
@@ -30,7 +32,7 @@ class ExpertPredictor {
   ExpertPredictor(const Model& model, int32_t c);
 
   int32_t c() const noexcept { return c_; }
-  // top-c of router_{layer} · u for each of n rows into `out` (n * c ids).
+  // The router's top-c for each of n rows of u into `out` (n * c ids, best first).
   // Errors: invalid_argument (layer out of range or without a router), from matmul.
   Status predict(int32_t layer, const float* u, int64_t n, std::vector<int32_t>& out);
   // The same for u = layer `from`'s router input (RMSNorm(x)·ffn_norm_from):
@@ -46,10 +48,10 @@ class ExpertPredictor {
  private:
   const Model& model_;
   int32_t c_;
-  std::vector<float> logits_;
+  std::vector<float> probs_;
   std::vector<float> rescaled_;
   std::vector<std::vector<float>> ratio_;  // per layer l: ffn_norm_l / ffn_norm_{l-1}, empty when unusable
-  std::vector<int32_t> order_;
+  RouterOutput rank_;                      // the router's ranking scratch
   MatmulScratch ms_;
 };
 

@@ -1,6 +1,5 @@
 #include "core/model/moe_layer.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -42,146 +41,142 @@ Status swiglu_ffn(const WeightView& gate, const WeightView& up, const WeightView
   return matmul(down, s.gate.data(), n, f, y, down.rows(), ms);
 }
 
-Status moe_forward(const Model& model, int32_t il, ExpertSource& experts, const float* h, int64_t n,
-                   int32_t first_token, float* out, FfnScratch& s, MatmulScratch& ms,
-                   const ForwardObservers* observers) {
-  const Hparams& hp = model.hparams();
-  const ArchConfig& cfg = model.config();
-  const LayerWeights& l = model.weights().layers[static_cast<size_t>(il)];
-  const int64_t E = hp.n_embd, ne = hp.n_expert, k = hp.n_expert_used;
+// Hands the router's decisions to the router observer, if any.
+void report_routing(const ForwardObservers* observers, int32_t il, int32_t first_token, int64_t n, int64_t n_expert,
+                    int64_t k, const RouterOutput& r) {
+  if (observers == nullptr || !observers->router) return;
+  RouterObservation o;
+  o.layer = il;
+  o.first_token = first_token;
+  o.n_tokens = static_cast<int32_t>(n);
+  o.n_expert = static_cast<int32_t>(n_expert);
+  o.n_expert_used = static_cast<int32_t>(k);
+  o.probs = r.probs.data();
+  o.selected = r.selected.data();
+  o.weights = r.weights.data();
+  observers->router(o);
+}
 
-  // router
-  observe_input(observers, il, "ffn_gate_inp.weight", -1, h, n, E);
-  s.logits.resize(static_cast<size_t>(n * ne));
-  LES_RETURN_IF_ERROR(matmul(l.router, h, n, E, s.logits.data(), ne, ms));
-  s.probs = s.logits;
-  s.sel_score.resize(static_cast<size_t>(ne));
-  s.selected.resize(static_cast<size_t>(n * k));
-  s.weights.resize(static_cast<size_t>(n * k));
-  const float* bias = l.exp_probs_b.present() ? reinterpret_cast<const float*>(l.exp_probs_b.data) : nullptr;
-  std::vector<int32_t> order(static_cast<size_t>(ne));
-  for (int64_t t = 0; t < n; ++t) {
-    float* p = s.probs.data() + t * ne;
-    if (cfg.gating == ExpertGating::softmax) {
-      ops::softmax(p, ne);
-    } else {
-      for (int64_t j = 0; j < ne; ++j) p[j] = 1.0f / (1.0f + std::exp(-p[j]));
-    }
-    for (int64_t j = 0; j < ne; ++j) s.sel_score[j] = bias ? p[j] + bias[j] : p[j];
-    for (int64_t j = 0; j < ne; ++j) order[j] = static_cast<int32_t>(j);
-    std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int32_t a, int32_t b) {
-      return s.sel_score[a] > s.sel_score[b] || (s.sel_score[a] == s.sel_score[b] && a < b);
-    });
-    int32_t* sel = s.selected.data() + t * k;
-    float* w = s.weights.data() + t * k;
-    double sum = 0;
-    for (int64_t j = 0; j < k; ++j) {
-      sel[j] = order[j];
-      w[j] = p[order[j]];
-      sum += w[j];
-    }
-    if (cfg.moe_renorm) {
-      const float d = std::max(static_cast<float>(sum), 6.103515625e-5f);
-      for (int64_t j = 0; j < k; ++j) w[j] /= d;
-    }
-    if (cfg.moe_weights_scale != 0.0f)
-      for (int64_t j = 0; j < k; ++j) w[j] *= cfg.moe_weights_scale;
-  }
-  if (observers && observers->router) {
-    RouterObservation o;
-    o.layer = il;
-    o.first_token = first_token;
-    o.n_tokens = static_cast<int32_t>(n);
-    o.n_expert = static_cast<int32_t>(ne);
-    o.n_expert_used = static_cast<int32_t>(k);
-    o.probs = s.probs.data();
-    o.selected = s.selected.data();
-    o.weights = s.weights.data();
-    observers->router(o);
-  }
+// Groups the (token, slot) entries t * k + slot of `selected` by expert: each
+// expert's entries in order, and the experts used at all, ascending.
+void group_by_expert(const std::vector<int32_t>& selected, int64_t n_expert, ExpertGroups& g) {
+  g.rows.resize(static_cast<size_t>(n_expert));
+  for (std::vector<int32_t>& r : g.rows) r.clear();
+  for (size_t i = 0; i < selected.size(); ++i)
+    g.rows[static_cast<size_t>(selected[i])].push_back(static_cast<int32_t>(i));
+  g.used.clear();
+  for (int64_t e = 0; e < n_expert; ++e)
+    if (!g.rows[static_cast<size_t>(e)].empty()) g.used.push_back(static_cast<int32_t>(e));
+}
 
-  // group (token, slot) pairs by expert
-  std::vector<std::vector<int32_t>> by_expert(static_cast<size_t>(ne));  // entries t * k + slot
-  for (int64_t i = 0; i < n * k; ++i) by_expert[s.selected[i]].push_back(static_cast<int32_t>(i));
-  std::vector<int32_t> used;
-  for (int64_t e = 0; e < ne; ++e)
-    if (!by_expert[e].empty()) used.push_back(static_cast<int32_t>(e));
-  LES_RETURN_IF_ERROR(experts.prepare(il, used));
-  s.union_experts += static_cast<int64_t>(used.size());
+// Releases a layer's experts (ExpertSource::release) on every return.
+class ReleaseLayer {
+ public:
+  ReleaseLayer(ExpertSource& experts, int32_t il) : experts_(experts), il_(il) {}
+  ~ReleaseLayer() { experts_.release(il_); }
+  ReleaseLayer(const ReleaseLayer&) = delete;
+  ReleaseLayer& operator=(const ReleaseLayer&) = delete;
+
+ private:
+  ExpertSource& experts_;
+  int32_t il_;
+};
+
+// Runs every used expert on its rows of h, writing w · FFN_e(h_t) into row
+// t * k + slot of s.slot_out. Ready-first: experts are computed in the order
+// their weights become ready; each writes only its own rows, summed in slot
+// order afterwards, so the order never changes the result.
+Status run_routed_experts(ExpertSource& experts, int32_t il, const float* h, int64_t n, int64_t E, int64_t k,
+                          FfnScratch& s, MatmulScratch& ms, const ForwardObservers* observers) {
+  const ExpertGroups& g = s.groups;
+  ReleaseLayer release(experts, il);
+  LES_RETURN_IF_ERROR(experts.prepare(il, g.used));
+  s.union_experts += static_cast<int64_t>(g.used.size());
   ExpertSource::Routing routing;
   routing.layer = il;
   routing.n_tokens = n;
   routing.n_embd = E;
   routing.n_expert_used = static_cast<int32_t>(k);
   routing.router_input = h;
-  routing.selected = s.selected.data();
+  routing.selected = s.route.selected.data();
   experts.on_routed(routing);
 
-  // Ready-first: experts are computed in the order their weights become ready;
-  // each writes only its own (token, slot) rows, summed in slot order below, so
-  // the order never changes the result.
   s.slot_out.assign(static_cast<size_t>(n * k * E), 0.0f);
-  std::vector<int32_t> pending = used;
+  std::vector<int32_t> pending = g.used;
   while (!pending.empty()) {
-    auto next = experts.next_ready(il, pending);
-    if (!next.ok() || *next >= pending.size()) {
-      experts.release(il);
-      return next.ok() ? internal_error("next_ready returned an index out of range") : next.status();
-    }
-    const int32_t e = pending[*next];
-    pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(*next));
-    const std::vector<int32_t>& rows = by_expert[e];
+    LES_ASSIGN_OR_RETURN(const size_t next, experts.next_ready(il, pending));
+    if (next >= pending.size()) return internal_error("next_ready returned an index out of range");
+    const int32_t e = pending[next];
+    pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(next));
+    LES_ASSIGN_OR_RETURN(const ExpertMatrices mats, experts.get(il, e));
+    s.union_bytes += mats.gate.slab_bytes() + mats.up.slab_bytes() + mats.down.slab_bytes();
+    const std::vector<int32_t>& rows = g.rows[static_cast<size_t>(e)];
     const int64_t m = static_cast<int64_t>(rows.size());
-    auto mats = experts.get(il, e);
-    if (!mats.ok()) {
-      experts.release(il);
-      return mats.status();
-    }
-    s.union_bytes += mats->gate.slab_bytes() + mats->up.slab_bytes() + mats->down.slab_bytes();
     s.gathered.resize(static_cast<size_t>(m * E));
     for (int64_t r = 0; r < m; ++r)
       std::memcpy(s.gathered.data() + r * E, h + (rows[r] / k) * E, static_cast<size_t>(E) * sizeof(float));
     s.down.resize(static_cast<size_t>(m * E));
-    Status st = swiglu_ffn(mats->gate, mats->up, mats->down, s.gathered.data(), m, s.down.data(), s, ms,
-                           FfnTag{observers, il, e, "_exps"});
-    if (!st.ok()) {
-      experts.release(il);
-      return st;
-    }
+    LES_RETURN_IF_ERROR(swiglu_ffn(mats.gate, mats.up, mats.down, s.gathered.data(), m, s.down.data(), s, ms,
+                                   FfnTag{observers, il, e, "_exps"}));
     for (int64_t r = 0; r < m; ++r) {
-      const float w = s.weights[rows[r]];
+      const float w = s.route.weights[static_cast<size_t>(rows[r])];
       float* dst = s.slot_out.data() + static_cast<int64_t>(rows[r]) * E;
       const float* src = s.down.data() + r * E;
       for (int64_t i = 0; i < E; ++i) dst[i] = src[i] * w;
     }
     experts.done(il, e);
   }
-  experts.release(il);
+  return Status();
+}
 
+// out[t] = sum over slots j = 0..k-1, in that order, of slot_out[t * k + j].
+void sum_slots(const std::vector<float>& slot_out, int64_t n, int64_t E, int64_t k, float* out) {
   for (int64_t t = 0; t < n; ++t) {
     float* o = out + t * E;
-    const float* s0 = s.slot_out.data() + t * k * E;
+    const float* s0 = slot_out.data() + t * k * E;
     for (int64_t i = 0; i < E; ++i) o[i] = s0[i];
     for (int64_t j = 1; j < k; ++j) {
       const float* sj = s0 + j * E;
       for (int64_t i = 0; i < E; ++i) o[i] += sj[i];
     }
   }
+}
 
-  if (cfg.shared_expert) {
-    s.shared.resize(static_cast<size_t>(n * E));
-    LES_RETURN_IF_ERROR(swiglu_ffn(l.gate_shexp, l.up_shexp, l.down_shexp, h, n, s.shared.data(), s, ms,
-                                   FfnTag{observers, il, -1, "_shexp"}));
-    std::vector<float> g(static_cast<size_t>(n), 1.0f);
-    if (cfg.shared_expert_gated) {
-      WeightView gv = l.gate_inp_shexp;  // {n_embd} viewed as one row
-      gv.ne[1] = 1;
-      observe_input(observers, il, "ffn_gate_inp_shexp.weight", -1, h, n, E);
-      LES_RETURN_IF_ERROR(matmul(gv, h, n, E, g.data(), 1, ms));
-      for (float& x : g) x = 1.0f / (1.0f + std::exp(-x));
-    }
-    for (int64_t t = 0; t < n; ++t)
-      for (int64_t i = 0; i < E; ++i) out[t * E + i] += s.shared[t * E + i] * g[t];
+// out += g · down_s(silu(gate_s(h)) ⊙ up_s(h)), g = sigmoid(ffn_gate_inp_shexp · h) when gated, else 1.
+Status add_shared_expert(const LayerWeights& l, bool gated, int32_t il, const float* h, int64_t n, int64_t E,
+                         float* out, FfnScratch& s, MatmulScratch& ms, const ForwardObservers* observers) {
+  s.shared.resize(static_cast<size_t>(n * E));
+  LES_RETURN_IF_ERROR(swiglu_ffn(l.gate_shexp, l.up_shexp, l.down_shexp, h, n, s.shared.data(), s, ms,
+                                 FfnTag{observers, il, -1, "_shexp"}));
+  std::vector<float> g(static_cast<size_t>(n), 1.0f);
+  if (gated) {
+    WeightView gv = l.gate_inp_shexp;  // {n_embd} viewed as one row
+    gv.ne[1] = 1;
+    observe_input(observers, il, "ffn_gate_inp_shexp.weight", -1, h, n, E);
+    LES_RETURN_IF_ERROR(matmul(gv, h, n, E, g.data(), 1, ms));
+    for (float& x : g) x = 1.0f / (1.0f + std::exp(-x));
+  }
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t i = 0; i < E; ++i) out[t * E + i] += s.shared[t * E + i] * g[t];
+  return Status();
+}
+
+Status moe_forward(const Model& model, int32_t il, ExpertSource& experts, const float* h, int64_t n,
+                   int32_t first_token, float* out, FfnScratch& s, MatmulScratch& ms,
+                   const ForwardObservers* observers) {
+  const Hparams& hp = model.hparams();
+  const int64_t E = hp.n_embd, ne = hp.n_expert, k = hp.n_expert_used;
+  LES_ASSIGN_OR_RETURN(const Router router, Router::of(model, il));
+  observe_input(observers, il, "ffn_gate_inp.weight", -1, h, n, E);
+  LES_RETURN_IF_ERROR(router.route(h, n, s.route, ms));
+  report_routing(observers, il, first_token, n, ne, k, s.route);
+  group_by_expert(s.route.selected, ne, s.groups);
+  LES_RETURN_IF_ERROR(run_routed_experts(experts, il, h, n, E, k, s, ms, observers));
+  sum_slots(s.slot_out, n, E, k, out);
+  if (model.config().shared_expert) {
+    const LayerWeights& l = model.weights().layers[static_cast<size_t>(il)];
+    LES_RETURN_IF_ERROR(
+        add_shared_expert(l, model.config().shared_expert_gated, il, h, n, E, out, s, ms, observers));
   }
   return Status();
 }

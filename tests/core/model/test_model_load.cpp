@@ -16,101 +16,16 @@
 #include "core/gguf/gguf_writer.h"
 #include "core/model/model.h"
 #include "core/model/moe_layer.h"
+#include "support/tiny_model.h"
 
 using namespace les;
 
 namespace {
 
-struct TinySpec {
-  std::string arch = "qwen3moe";
-  int n_layer = 1, n_embd = 32, n_head = 2, n_head_kv = 1, head_dim = 16, n_vocab = 16;
-  int n_expert = 4, n_expert_used = 2, n_ff_exp = 8;
-  std::map<std::string, double> extra_f32;     // extra float keys (suffix after "<arch>.")
-  std::map<std::string, uint32_t> extra_u32;
-  std::map<std::string, bool> extra_bool;
-  bool exp_probs_b = false;
-  std::string drop_tensor;                     // omit this tensor
-  std::string bad_shape_tensor;                // write this tensor with ne0 + 1
-  std::string f16_norm_tensor;                 // write this 1-D tensor as F16
-};
-
-struct TinyModel {
-  std::vector<uint8_t> bytes;  // must outlive the model (GgufFile::parse)
-  std::unique_ptr<Model> model;
-  Status status;
-};
-
-std::vector<float> randn(size_t n, float scale, std::mt19937& rng) {
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
-
-TinyModel build(const TinySpec& s) {
-  gguf::GgufWriter w;
-  const std::string a = s.arch + ".";
-  REQUIRE(w.set_string("general.architecture", s.arch).ok());
-  REQUIRE(w.set_u32(a + "block_count", static_cast<uint32_t>(s.n_layer)).ok());
-  REQUIRE(w.set_u32(a + "embedding_length", static_cast<uint32_t>(s.n_embd)).ok());
-  REQUIRE(w.set_u32(a + "attention.head_count", static_cast<uint32_t>(s.n_head)).ok());
-  REQUIRE(w.set_u32(a + "attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv)).ok());
-  REQUIRE(w.set_u32(a + "attention.key_length", static_cast<uint32_t>(s.head_dim)).ok());
-  REQUIRE(w.set_u32(a + "attention.value_length", static_cast<uint32_t>(s.head_dim)).ok());
-  REQUIRE(w.set_f32(a + "attention.layer_norm_rms_epsilon", 1e-6f).ok());
-  REQUIRE(w.set_f32(a + "rope.freq_base", 10000.0f).ok());
-  REQUIRE(w.set_u32(a + "context_length", 64).ok());
-  REQUIRE(w.set_u32(a + "expert_count", static_cast<uint32_t>(s.n_expert)).ok());
-  REQUIRE(w.set_u32(a + "expert_used_count", static_cast<uint32_t>(s.n_expert_used)).ok());
-  REQUIRE(w.set_u32(a + "expert_feed_forward_length", static_cast<uint32_t>(s.n_ff_exp)).ok());
-  for (const auto& [k, v] : s.extra_f32) REQUIRE(w.set_f32(a + k, static_cast<float>(v)).ok());
-  for (const auto& [k, v] : s.extra_u32) REQUIRE(w.set_u32(a + k, v).ok());
-  for (const auto& [k, v] : s.extra_bool) REQUIRE(w.set_bool(a + k, v).ok());
-
-  std::mt19937 rng(1234);
-  auto add = [&](const std::string& name, std::vector<int64_t> ne, float scale, float offset = 0.0f) {
-    if (name == s.drop_tensor) return;
-    if (name == s.bad_shape_tensor) ne[0] += 1;
-    size_t n = 1;
-    for (int64_t x : ne) n *= static_cast<size_t>(x);
-    std::vector<float> v = randn(n, scale, rng);
-    for (float& x : v) x += offset;
-    if (name == s.f16_norm_tensor) {
-      std::vector<fp16_t> h(n);
-      for (size_t i = 0; i < n; ++i) h[i] = fp32_to_fp16(v[i]);
-      REQUIRE(w.add_tensor(name, GgmlType::F16, ne, h.data(), n * 2).ok());
-      return;
-    }
-    REQUIRE(w.add_tensor(name, GgmlType::F32, ne, v.data(), n * 4).ok());
-  };
-  const int64_t E = s.n_embd, Dq = s.n_head * s.head_dim, Dk = s.n_head_kv * s.head_dim;
-  add("token_embd.weight", {E, s.n_vocab}, 0.5f);
-  add("output_norm.weight", {E}, 0.1f, 1.0f);
-  add("output.weight", {E, s.n_vocab}, 0.3f);
-  for (int il = 0; il < s.n_layer; ++il) {
-    const std::string b = "blk." + std::to_string(il) + ".";
-    add(b + "attn_norm.weight", {E}, 0.1f, 1.0f);
-    add(b + "attn_q.weight", {E, Dq}, 0.2f);
-    add(b + "attn_k.weight", {E, Dk}, 0.2f);
-    add(b + "attn_v.weight", {E, Dk}, 0.2f);
-    add(b + "attn_output.weight", {Dq, E}, 0.2f);
-    add(b + "attn_q_norm.weight", {s.head_dim}, 0.1f, 1.0f);
-    add(b + "attn_k_norm.weight", {s.head_dim}, 0.1f, 1.0f);
-    add(b + "ffn_norm.weight", {E}, 0.1f, 1.0f);
-    add(b + "ffn_gate_inp.weight", {E, s.n_expert}, 0.4f);
-    if (s.exp_probs_b) add(b + "exp_probs_b.bias", {s.n_expert}, 0.3f);
-    add(b + "ffn_gate_exps.weight", {E, s.n_ff_exp, s.n_expert}, 0.2f);
-    add(b + "ffn_up_exps.weight", {E, s.n_ff_exp, s.n_expert}, 0.2f);
-    add(b + "ffn_down_exps.weight", {s.n_ff_exp, E, s.n_expert}, 0.2f);
-  }
-  TinyModel tm;
-  tm.bytes = w.write_to_memory();
-  auto f = gguf::GgufFile::parse(tm.bytes.data(), tm.bytes.size());
-  REQUIRE(f.ok());
-  auto m = Model::from_gguf(std::move(f).value(), {});
-  if (m.ok()) tm.model = std::move(m).value(); else tm.status = m.status();
-  return tm;
-}
+using test::build_tiny_model;
+using test::randn;
+using test::TinyModel;
+using test::TinySpec;
 
 bool contains(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
 
@@ -120,7 +35,7 @@ TEST_CASE("model load refuses bad files with a message naming the problem", "[mo
   SECTION("unknown architecture") {
     TinySpec s;
     s.arch = "gpt-x";
-    TinyModel tm = build(s);
+    TinyModel tm = build_tiny_model(s);
     REQUIRE(tm.model == nullptr);
     CHECK(tm.status.code() == StatusCode::unsupported);
     CHECK(contains(tm.status.message(), "gpt-x"));
@@ -128,7 +43,7 @@ TEST_CASE("model load refuses bad files with a message naming the problem", "[mo
   SECTION("missing tensor") {
     TinySpec s;
     s.drop_tensor = "blk.0.attn_k.weight";
-    TinyModel tm = build(s);
+    TinyModel tm = build_tiny_model(s);
     REQUIRE(tm.model == nullptr);
     CHECK(tm.status.code() == StatusCode::format);
     CHECK(contains(tm.status.message(), "blk.0.attn_k.weight"));
@@ -136,7 +51,7 @@ TEST_CASE("model load refuses bad files with a message naming the problem", "[mo
   SECTION("wrong shape") {
     TinySpec s;
     s.bad_shape_tensor = "blk.0.ffn_down_exps.weight";
-    TinyModel tm = build(s);
+    TinyModel tm = build_tiny_model(s);
     REQUIRE(tm.model == nullptr);
     CHECK(tm.status.code() == StatusCode::format);
     CHECK(contains(tm.status.message(), "blk.0.ffn_down_exps.weight"));
@@ -144,7 +59,7 @@ TEST_CASE("model load refuses bad files with a message naming the problem", "[mo
   SECTION("unsupported type for a norm") {
     TinySpec s;
     s.f16_norm_tensor = "blk.0.ffn_norm.weight";
-    TinyModel tm = build(s);
+    TinyModel tm = build_tiny_model(s);
     REQUIRE(tm.model == nullptr);
     CHECK(tm.status.code() == StatusCode::unsupported);
     CHECK(contains(tm.status.message(), "blk.0.ffn_norm.weight"));
@@ -152,7 +67,7 @@ TEST_CASE("model load refuses bad files with a message naming the problem", "[mo
   SECTION("invalid metadata") {
     TinySpec s;
     s.extra_u32["expert_gating_func"] = 7;
-    TinyModel tm = build(s);
+    TinyModel tm = build_tiny_model(s);
     REQUIRE(tm.model == nullptr);
     CHECK(tm.status.code() == StatusCode::format);
     CHECK(contains(tm.status.message(), "expert_gating_func"));
@@ -160,7 +75,7 @@ TEST_CASE("model load refuses bad files with a message naming the problem", "[mo
 }
 
 TEST_CASE("context rejects bad tokens and a full context without changing state", "[context]") {
-  TinyModel tm = build(TinySpec{});
+  TinyModel tm = build_tiny_model(TinySpec{});
   REQUIRE(tm.model);
   ContextParams cp;
   cp.n_ctx = 4;
@@ -189,7 +104,7 @@ TEST_CASE("context rejects bad tokens and a full context without changing state"
 }
 
 TEST_CASE("batched prefill, token-by-token decode and trim agree", "[context]") {
-  TinyModel tm = build(TinySpec{});
+  TinyModel tm = build_tiny_model(TinySpec{});
   REQUIRE(tm.model);
   const std::vector<int32_t> toks{1, 7, 3, 9, 12};
   auto a = Context::create(*tm.model, {});
@@ -279,7 +194,7 @@ std::vector<double> reference_moe(const Model& m, const std::vector<float>& h, b
 }
 
 void check_moe_variant(const TinySpec& spec, bool sigmoid, bool renorm, double scale) {
-  TinyModel tm = build(spec);
+  TinyModel tm = build_tiny_model(spec);
   INFO(tm.status.to_string());
   REQUIRE(tm.model);
   const Model& m = *tm.model;
@@ -320,6 +235,11 @@ TEST_CASE("MoE variants follow the metadata: gating, renormalisation, scale, sel
     TinySpec s;
     s.extra_f32["expert_weights_scale"] = 2.5;
     check_moe_variant(s, false, true, 2.5);
+  }
+  SECTION("softmax with selection bias (the bias picks, the probabilities weigh)") {
+    TinySpec s;
+    s.exp_probs_b = true;
+    check_moe_variant(s, false, true, 0);
   }
   SECTION("sigmoid with selection bias, no renorm, scaled") {
     TinySpec s;
