@@ -8,7 +8,7 @@
 //    Expert e of a tensor is the slab at tensor offset e * slab_bytes
 //    (slab_bytes = row_bytes(type, ne0) * ne1), so an expert is 3 reads.
 //
-// 2. contiguous (written by `les repack`, core/expert_repack.h): one tensor
+// 2. contiguous (written by `les repack`, core/gguf/expert_repack.h): one tensor
 //    per MoE layer,
 //      blk.L.ffn_exps_packed.weight  type I8, ne = {blob_stride, n_expert}
 //    whose row e is the blob of expert e:

@@ -1,7 +1,7 @@
 // `les repack`: rewrites a GGUF model so that each routed expert (layer,
 // expert) is one contiguous, 4 KiB-aligned blob (gate | up | down), i.e. one
 // read instead of three. The output layout and its metadata are documented
-// in core/expert_layout.h ("contiguous").
+// in core/gguf/expert_layout.h ("contiguous").
 //
 // What changes: general.alignment becomes 4096; per MoE layer the three
 // tensors blk.L.ffn_{gate,up,down}_exps.weight are replaced by one I8 tensor

@@ -34,7 +34,7 @@
 //     byte sizes, offset + size, alignment padding);
 //   - value types < 13, BOOL bytes 0/1, arrays nested at most 8 deep, keys
 //     non-empty and <= 65535 bytes, no duplicate keys;
-//   - well-known keys have their documented types (core/gguf_key_rules.h):
+//   - well-known keys have their documented types (core/gguf/gguf_key_rules.h):
 //     general.alignment is a UINT32 power of two, tokenizer.ggml.tokens /
 //     merges are arrays of STRING, scores of FLOAT32, token_type of INT32, and
 //     scores / token_type have as many elements as tokens;
@@ -42,7 +42,7 @@
 //     known ggml type, ne[0] a multiple of the type's block size, offset
 //     aligned, bytes inside the file, no two tensors overlapping.
 // Nothing derived from the file can crash or hang the reader; this is
-// exercised by tests/core/test_gguf_mutation.cpp and fuzz/fuzz_gguf.cpp.
+// exercised by tests/core/gguf/test_gguf_mutation.cpp and fuzz/fuzz_gguf.cpp.
 //
 // Shapes: `ne[0]` is the contiguous (fastest) dimension, as in ggml; a 2-D
 // weight {ne0 = cols, ne1 = rows} is `rows` rows of `cols` elements.

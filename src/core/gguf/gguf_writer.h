@@ -1,5 +1,5 @@
 // GGUF writer: builds a GGUF v3 file (the layout documented in
-// core/gguf_reader.h) from metadata values and tensors.
+// core/gguf/gguf_reader.h) from metadata values and tensors.
 //
 // Keys are written in the order they were first set (setting a key again
 // replaces its value in place). Tensors are written in the order they were
@@ -66,7 +66,7 @@ class GgufWriter {
   // Generic setter: any Value (nested arrays included). Errors: invalid_argument
   // for an empty key, a key longer than 65535 bytes, arrays nested deeper than
   // 8, a BOOL/number array whose packed size disagrees with its count, or a
-  // well-known key of the wrong type (see core/gguf_key_rules.h).
+  // well-known key of the wrong type (see core/gguf/gguf_key_rules.h).
   Status set(std::string_view key, Value value);
 
   // Typed setters; same errors as set().

@@ -6,7 +6,7 @@
 // counter-based generator (element i of tensor t depends only on (seed, t, i)),
 // so any slice of any tensor can be generated independently, in parallel, and
 // bit-identically on every platform. The file is written with the streaming
-// GGUF writer (core/gguf_stream_writer.h): threads generate row ranges and
+// GGUF writer (core/gguf/gguf_stream_writer.h): threads generate row ranges and
 // write them in place, so presets of real-model size (qwen3-30b-a3b, ~13 GB)
 // never sit in memory.
 //
@@ -47,7 +47,7 @@
 //           attn_output, attn_q_norm/attn_k_norm as for qwen3moe
 //   shared: ffn_gate_inp_shexp.weight {n_embd} F32            N(0, 1/n_embd)
 //           ffn_gate/up_shexp {n_embd, n_ff_shexp}, ffn_down_shexp {n_ff_shexp, n_embd}
-// The vocabulary is a learned SPM vocab with byte fallback (core/synth_vocab.h).
+// The vocabulary is a learned SPM vocab with byte fallback (core/synth/synth_vocab.h).
 //
 // Thread-safety: pure functions (write_synth_model writes one file).
 #pragma once

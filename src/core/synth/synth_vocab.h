@@ -30,7 +30,7 @@
 namespace les {
 
 // GGUF `tokenizer.ggml.token_type` values used here (same numbering as
-// les::TokenType in core/vocab.h and llama.cpp's llama_token_type).
+// les::TokenType in core/tokenizer/vocab.h and llama.cpp's llama_token_type).
 namespace synth_token_type {
 inline constexpr int32_t normal = 1, unknown = 2, control = 3, byte = 6;
 }

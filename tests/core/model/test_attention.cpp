@@ -1,4 +1,4 @@
-// attention_rows (core/attention.h): the (token, head) split over a ThreadPool
+// attention_rows (core/model/attention.h): the (token, head) split over a ThreadPool
 // gives bit-identical outputs for 1, 2 and 3 threads, for F16 and Q8_0 caches;
 // the F16 path equals ops::attention_f16 (the single-token reference); the Q8_0
 // path on every kernel tier is within a derived rounding bound of exact attention

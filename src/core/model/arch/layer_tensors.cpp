@@ -61,7 +61,7 @@ Status load_moe_ffn(const TensorLookup& t, const Hparams& hp, int il, LayerWeigh
   LES_ASSIGN_OR_RETURN(l->router, t.require(blk_name(il, "ffn_gate_inp.weight"), {e, ne}, TypeClass::f32_only));
   LES_ASSIGN_OR_RETURN(l->exp_probs_b, t.optional(blk_name(il, "exp_probs_b.bias"), {ne}, TypeClass::f32_only));
   if (t.contiguous_experts() != nullptr) {
-    // `les repack` layout (core/expert_layout.h): one packed tensor per layer.
+    // `les repack` layout (core/gguf/expert_layout.h): one packed tensor per layer.
     LES_RETURN_IF_ERROR(t.packed_experts(il, &l->gate_exps, &l->up_exps, &l->down_exps));
     const WeightView* v[3] = {&l->gate_exps, &l->up_exps, &l->down_exps};
     const int64_t want[3][2] = {{e, f}, {e, f}, {f, e}};
