@@ -19,9 +19,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/model/matvec.h"
 #include "core/model/model.h"
 #include "core/model/router.h"
+#include "core/model/weight_matmul.h"
 #include "util/status.h"
 
 namespace les::sched {

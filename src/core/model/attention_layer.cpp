@@ -79,7 +79,7 @@ Status attention_layer(const Model& model, int32_t il, KvCache& kv, int32_t kv_l
   if (cfg.attn_output_gate)
     for (int64_t i = r0 * Da; i < n * Da; ++i) s.attn[static_cast<size_t>(i)] *= ops::sigmoid(s.gate[static_cast<size_t>(i)]);
   observe_input(observers, il, "attn_output.weight", -1, s.attn.data() + r0 * Da, m, Da);
-  return matmul(l.wo, s.attn.data() + r0 * Da, m, Da, out + r0 * E, E, mm);
+  return matmul(l.wo, s.attn.data() + r0 * Da, m, out + r0 * E, mm);
 }
 
 }  // namespace les

@@ -22,8 +22,8 @@
 #include "core/model/attention.h"
 #include "core/model/forward_observers.h"
 #include "core/model/kv_cache.h"
-#include "core/model/matvec.h"
 #include "core/model/model.h"
+#include "core/model/weight_matmul.h"
 
 namespace les {
 

@@ -14,9 +14,10 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "core/model/expert_cost.h"
-#include "core/model/model_weights.h"
+#include "core/model/weight_view.h"
 #include "util/status.h"
 
 namespace les {

@@ -51,7 +51,7 @@ Status forward_batch(const Model& model, SequenceState& seq, ExpertSource& exper
   batch.finish(s.h.data() + (n - 1) * E, E);
   const int64_t out0 = all_rows ? 0 : n - 1;
   observe_input(observers, -1, "output.weight", -1, s.h.data() + out0 * E, n - out0, E);
-  return matmul(W.output, s.h.data() + out0 * E, n - out0, E, logits, hp.n_vocab, s.mm);
+  return matmul(W.output, s.h.data() + out0 * E, n - out0, logits, s.mm);
 }
 
 }  // namespace les

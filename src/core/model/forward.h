@@ -21,10 +21,10 @@
 
 #include "core/model/attention_layer.h"
 #include "core/model/linear_attention.h"
-#include "core/model/matvec.h"
 #include "core/model/model.h"
 #include "core/model/moe_layer.h"
 #include "core/model/sequence_state.h"
+#include "core/model/weight_matmul.h"
 
 namespace les {
 

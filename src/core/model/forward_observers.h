@@ -11,7 +11,7 @@
 #include <functional>
 #include <string>
 
-#include "core/model/model_weights.h"
+#include "core/model/tensor_lookup.h"
 
 namespace les {
 

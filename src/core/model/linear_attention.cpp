@@ -28,10 +28,10 @@ Status linear_attention(const Model& model, int32_t il, SequenceState& seq, cons
   s.a.resize(static_cast<size_t>(n * nv));
   for (const char* name : {"attn_qkv.weight", "attn_gate.weight", "ssm_beta.weight", "ssm_alpha.weight"})
     observe_input(observers, il, name, -1, h, n, E);
-  LES_RETURN_IF_ERROR(matmul(w.wqkv, h, n, E, s.qkv.data(), C, ms));
-  LES_RETURN_IF_ERROR(matmul(w.wgate, h, n, E, s.z.data(), Dv, ms));
-  LES_RETURN_IF_ERROR(matmul(w.wbeta, h, n, E, s.b.data(), nv, ms));
-  LES_RETURN_IF_ERROR(matmul(w.walpha, h, n, E, s.a.data(), nv, ms));
+  LES_RETURN_IF_ERROR(matmul(w.wqkv, h, n, s.qkv.data(), ms));
+  LES_RETURN_IF_ERROR(matmul(w.wgate, h, n, s.z.data(), ms));
+  LES_RETURN_IF_ERROR(matmul(w.wbeta, h, n, s.b.data(), ms));
+  LES_RETURN_IF_ERROR(matmul(w.walpha, h, n, s.a.data(), ms));
 
   // Nothing below can fail: the state is updated only now.
   RecurrentState& rs = seq.recurrent();
@@ -120,7 +120,7 @@ Status linear_attention(const Model& model, int32_t il, SequenceState& seq, cons
       kk.rms_norm_gated(o, f32(w.norm), s.z.data() + t * Dv + hv * S, S, hp.rms_eps, o);
     }
   observe_input(observers, il, "ssm_out.weight", -1, s.o.data(), n, Dv);
-  return matmul(w.wout, s.o.data(), n, Dv, out, E, ms);
+  return matmul(w.wout, s.o.data(), n, out, ms);
 }
 
 }  // namespace les

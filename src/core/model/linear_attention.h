@@ -31,9 +31,9 @@
 #include <vector>
 
 #include "core/model/forward_observers.h"
-#include "core/model/matvec.h"
 #include "core/model/model.h"
 #include "core/model/sequence_state.h"
+#include "core/model/weight_matmul.h"
 
 namespace les {
 

@@ -9,6 +9,7 @@
 #include "core/gguf/expert_layout.h"
 #include "core/gguf/gguf_reader.h"
 #include "core/model/arch/arch_loaders.h"
+#include "core/model/tensor_lookup.h"
 #include "core/model/thread_count.h"
 
 namespace les {

@@ -16,7 +16,7 @@
 
 #include "core/model/expert_source.h"
 #include "core/model/hparams.h"
-#include "core/model/model_weights.h"
+#include "core/model/weight_view.h"
 #include "core/tokenizer/tokenizer.h"
 #include "kernels/ops.h"
 #include "util/status.h"

@@ -38,7 +38,7 @@ Status swiglu_ffn(const WeightView& gate, const WeightView& up, const WeightView
   for (int64_t t = 0; t < n; ++t)  // row by row: ggml's chunks of 16 start at each row
     ops::swiglu(s.gate.data() + t * f, s.up.data() + t * f, f, s.gate.data() + t * f);
   observe_ffn(tag, "ffn_down", s.gate.data(), n, f);
-  return matmul(down, s.gate.data(), n, f, y, down.rows(), ms);
+  return matmul(down, s.gate.data(), n, y, ms);
 }
 
 // Hands the router's decisions to the router observer, if any.
@@ -153,7 +153,7 @@ Status add_shared_expert(const LayerWeights& l, bool gated, int32_t il, const fl
     WeightView gv = l.gate_inp_shexp;  // {n_embd} viewed as one row
     gv.ne[1] = 1;
     observe_input(observers, il, "ffn_gate_inp_shexp.weight", -1, h, n, E);
-    LES_RETURN_IF_ERROR(matmul(gv, h, n, E, g.data(), 1, ms));
+    LES_RETURN_IF_ERROR(matmul(gv, h, n, g.data(), ms));
     for (float& x : g) x = 1.0f / (1.0f + std::exp(-x));
   }
   for (int64_t t = 0; t < n; ++t)

@@ -21,9 +21,9 @@
 
 #include "core/model/expert_source.h"
 #include "core/model/forward_observers.h"
-#include "core/model/matvec.h"
 #include "core/model/model.h"
 #include "core/model/router.h"
+#include "core/model/weight_matmul.h"
 
 namespace les {
 

@@ -78,7 +78,7 @@ Status MtpHead::decode(std::span<const int32_t> tokens, std::span<const float> h
     ops::rms_norm(e_.data() + t * E, f32(nx.enorm), E, hp.rms_eps, cat_.data() + t * 2 * E);
     ops::rms_norm(h_prev.data() + t * E, f32(nx.hnorm), E, hp.rms_eps, cat_.data() + t * 2 * E + E);
   }
-  LES_RETURN_IF_ERROR(matmul(nx.eh_proj, cat_.data(), n, 2 * E, x_.data(), E, mm_));
+  LES_RETURN_IF_ERROR(matmul(nx.eh_proj, cat_.data(), n, x_.data(), mm_));
   for (int64_t t = 0; t < n; ++t) ops::rms_norm(x_.data() + t * E, f32(l.attn_norm), E, hp.rms_eps, h_.data() + t * E);
   LES_RETURN_IF_ERROR(attention_layer(model_, layer_, kv_, 0, n_past_, h_.data(), n, 0, o_.data(), attn_, mm_));
   for (int64_t i = 0; i < n * E; ++i) x_[static_cast<size_t>(i)] += o_[static_cast<size_t>(i)];
@@ -90,7 +90,7 @@ Status MtpHead::decode(std::span<const int32_t> tokens, std::span<const float> h
   const int64_t out0 = all_logits ? 0 : n - 1;
   for (int64_t t = out0; t < n; ++t) ops::rms_norm(x_.data() + t * E, f32(head_norm), E, hp.rms_eps, h_.data() + t * E);
   std::vector<float> logits(static_cast<size_t>((n - out0) * V));
-  LES_RETURN_IF_ERROR(matmul(head, h_.data() + out0 * E, n - out0, E, logits.data(), V, mm_));
+  LES_RETURN_IF_ERROR(matmul(head, h_.data() + out0 * E, n - out0, logits.data(), mm_));
   n_past_ += static_cast<int32_t>(n);
   hidden_.assign(h_.begin() + (n - 1) * E, h_.begin() + n * E);
   logits_.assign(logits.end() - V, logits.end());

@@ -27,9 +27,9 @@
 #include "core/model/attention_layer.h"
 #include "core/model/expert_source.h"
 #include "core/model/kv_cache.h"
-#include "core/model/matvec.h"
 #include "core/model/model.h"
 #include "core/model/moe_layer.h"
+#include "core/model/weight_matmul.h"
 #include "kernels/thread_pool.h"
 #include "util/status.h"
 

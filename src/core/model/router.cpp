@@ -28,7 +28,7 @@ Result<Router> Router::of(const Model& model, int32_t layer) {
 
 Status Router::probs(const float* x, int64_t n, float* probs, MatmulScratch& ms) const {
   const int64_t ne = n_expert_;
-  LES_RETURN_IF_ERROR(matmul(*w_, x, n, w_->cols(), probs, ne, ms));
+  LES_RETURN_IF_ERROR(matmul(*w_, x, n, probs, ms));
   for (int64_t t = 0; t < n; ++t) {
     float* p = probs + t * ne;
     if (gating_ == ExpertGating::softmax) {

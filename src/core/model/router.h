@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "core/model/model.h"
-#include "core/model/matvec.h"
+#include "core/model/weight_matmul.h"
 #include "util/status.h"
 
 namespace les {

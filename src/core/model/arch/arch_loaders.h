@@ -8,7 +8,7 @@
 #pragma once
 
 #include "core/model/model.h"
-#include "core/model/model_weights.h"
+#include "core/model/tensor_lookup.h"
 
 namespace les::models {
 

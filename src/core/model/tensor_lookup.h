@@ -1,13 +1,10 @@
-// Weight tensors of a model as read-only views into the GGUF mapping, and the
-// lookup that validates them (name, shape, type).
+// TensorLookup: finds a model's weight tensors by name in a GGUF file and
+// validates them (shape, element type, bytes in memory) into WeightViews
+// (weight_view.h); the architecture loaders (arch/) use it. blk_name() spells
+// per-layer tensor names.
 //
-// Shapes follow ggml/GGUF: ne[0] is the contiguous dimension. A 2-D weight
-// {ne0 = cols (input), ne1 = rows (output)} computes y[r] = sum_c W[r, c] x[c]
-// (the kernels.h matmul convention). A 3-D expert tensor {cols, rows, n_expert}
-// stores expert e as one contiguous slab at byte offset e * slab_bytes.
-//
-// Thread-safety: views are immutable; they stay valid while the GgufFile that
-// owns the mapping is alive.
+// Thread-safety: const and stateless over an immutable GgufFile: any number
+// of threads may look up at once.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model/weight_view.h"
 #include "kernels/ggml_type.h"
 #include "util/status.h"
 
@@ -24,29 +22,6 @@ namespace les {
 namespace gguf {
 class GgufFile;
 }
-
-// A 1-, 2- or 3-D tensor in memory. `data` is null for an absent optional tensor.
-struct WeightView {
-  const uint8_t* data = nullptr;
-  GgmlType type = GgmlType::F32;
-  int64_t ne[3] = {1, 1, 1};  // ne[0] cols, ne[1] rows, ne[2] experts
-  size_t row_bytes = 0;       // bytes of one row of ne[0] elements
-  // Bytes from one expert's matrix to the next in a 3-D expert view; 0 means
-  // slab_bytes() (the per_tensor layout). A contiguous-layout file (see
-  // core/expert_layout.h) interleaves gate | up | down per expert, so its
-  // views step by the blob stride.
-  size_t expert_stride = 0;
-  std::string name;
-
-  bool present() const noexcept { return data != nullptr; }
-  int64_t cols() const noexcept { return ne[0]; }
-  int64_t rows() const noexcept { return ne[1]; }
-  size_t slab_bytes() const noexcept { return row_bytes * static_cast<size_t>(ne[1]); }
-  const uint8_t* row(int64_t r) const noexcept { return data + static_cast<size_t>(r) * row_bytes; }
-  // The 2-D matrix of expert e of a 3-D tensor (rows x cols), same type, at
-  // data + e * (expert_stride ? expert_stride : slab_bytes()).
-  WeightView expert(int64_t e) const;
-};
 
 // Which element types a tensor may have.
 enum class TypeClass {

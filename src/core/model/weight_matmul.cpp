@@ -1,24 +1,21 @@
-#include "core/model/matvec.h"
+#include "core/model/weight_matmul.h"
 
 #include "kernels/kernels.h"
 #include "kernels/matmul.h"
 
 namespace les {
 
-bool matvec_type_supported(GgmlType t) noexcept {
+bool matmul_type_supported(GgmlType t) noexcept {
   if (static_cast<uint32_t>(t) >= kGgmlTypeCount) return false;
   const kernels::KernelTable& k = kernels::default_kernel_table();
   const kernels::TypeKernels& tk = k.of(t);
   return tk.vec_dot != nullptr && k.of(tk.vec_dot_type).quantize_row != nullptr;
 }
 
-Status matmul(const WeightView& w, const float* x, int64_t n_tokens, int64_t x_stride, float* y, int64_t y_stride,
-              MatmulScratch& scratch) {
-  if (!matvec_type_supported(w.type))
+Status matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, MatmulScratch& scratch) {
+  if (!matmul_type_supported(w.type))
     return unsupported_error(std::string("no matmul kernel for tensor '") + w.name + "' of type " +
                              ggml_type_name(w.type));
-  if (x_stride != w.cols() || y_stride != w.rows())
-    return internal_error("matmul of '" + w.name + "' with non-contiguous activations");
   const kernels::KernelTable& k = kernels::default_kernel_table();
   if (n_tokens == 1) {
     kernels::matvec(k, scratch.pool, w.type, w.data, w.rows(), w.cols(), x, y, scratch.xq);
@@ -35,11 +32,11 @@ Status matmul_shared_input(const WeightView* const* ws, float* const* ys, int n,
   bool shared = n >= 1 && n <= kMax;
   for (int i = 0; i < n && shared; ++i) {
     const WeightView& w = *ws[i];
-    shared = matvec_type_supported(w.type) && w.cols() == ws[0]->cols() &&
+    shared = matmul_type_supported(w.type) && w.cols() == ws[0]->cols() &&
              k.of(w.type).vec_dot_type == k.of(ws[0]->type).vec_dot_type;
   }
   if (!shared) {
-    for (int i = 0; i < n; ++i) LES_RETURN_IF_ERROR(matmul(*ws[i], x, n_tokens, ws[i]->cols(), ys[i], ws[i]->rows(), scratch));
+    for (int i = 0; i < n; ++i) LES_RETURN_IF_ERROR(matmul(*ws[i], x, n_tokens, ys[i], scratch));
     return Status();
   }
   kernels::MatmulJob jobs[kMax];

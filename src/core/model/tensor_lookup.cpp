@@ -1,18 +1,10 @@
-#include "core/model/model_weights.h"
+#include "core/model/tensor_lookup.h"
 
 #include "core/gguf/expert_layout.h"
 #include "core/gguf/gguf_reader.h"
-#include "core/model/matvec.h"
+#include "core/model/weight_matmul.h"
 
 namespace les {
-
-WeightView WeightView::expert(int64_t e) const {
-  WeightView v = *this;
-  v.data = data + static_cast<size_t>(e) * (expert_stride != 0 ? expert_stride : slab_bytes());
-  v.expert_stride = 0;
-  v.ne[2] = 1;
-  return v;
-}
 
 std::string blk_name(int layer, const char* suffix) { return "blk." + std::to_string(layer) + "." + suffix; }
 
@@ -47,7 +39,7 @@ Result<WeightView> TensorLookup::require(const std::string& name, std::initializ
   }
   if (cls == TypeClass::f32_only && t->type != GgmlType::F32)
     return unsupported_error("tensor '" + name + "' has type " + ggml_type_name(t->type) + ", expected F32");
-  if (cls == TypeClass::matrix && !matvec_type_supported(t->type))
+  if (cls == TypeClass::matrix && !matmul_type_supported(t->type))
     return unsupported_error("tensor '" + name + "' has type " + ggml_type_name(t->type) +
                              ", which has no matrix kernel");
   std::span<const uint8_t> bytes = file_.tensor_data(*t);
@@ -79,7 +71,7 @@ Status TensorLookup::packed_experts(int layer, WeightView* gate, WeightView* up,
   WeightView* out[3] = {gate, up, down};
   static const char* kNames[3] = {"gate", "up", "down"};
   for (int k = 0; k < 3; ++k) {
-    if (!matvec_type_supported(m[k]->type))
+    if (!matmul_type_supported(m[k]->type))
       return unsupported_error("packed experts '" + pname + "': " + kNames[k] + " type " +
                                ggml_type_name(m[k]->type) + " has no matrix kernel");
     WeightView v;

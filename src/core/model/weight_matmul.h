@@ -5,8 +5,7 @@
 // to summation order.
 //
 // Shapes: W is {cols, rows} (WeightView); x is n_tokens rows of cols floats,
-// row-major, row stride `x_stride` floats; y is n_tokens rows of `rows` floats,
-// row stride `y_stride`.
+// row-major and contiguous; y is n_tokens rows of `rows` floats, likewise.
 //
 // Kernels: kernels::default_kernel_table() (best tier of this CPU; LES_KERNEL_TIER
 // forces a lower one) through the kernels/matmul.h drivers; results do not depend
@@ -18,7 +17,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/model/model_weights.h"
+#include "core/model/weight_view.h"
 #include "kernels/ggml_type.h"
 #include "kernels/thread_pool.h"
 #include "util/status.h"
@@ -26,7 +25,7 @@
 namespace les {
 
 // True if W of this type can be used by matmul() below.
-bool matvec_type_supported(GgmlType t) noexcept;
+bool matmul_type_supported(GgmlType t) noexcept;
 
 // Reusable buffer for quantised activations, and the pool the rows are split
 // over (null: the calling thread). One per Context.
@@ -35,10 +34,10 @@ struct MatmulScratch {
   kernels::ThreadPool* pool = nullptr;
 };
 
-// y[t][r] = sum_c W[r][c] * x[t][c] for t < n_tokens. Errors: unsupported (type),
-// internal (strides other than contiguous rows, which the drivers require).
-Status matmul(const WeightView& w, const float* x, int64_t n_tokens, int64_t x_stride, float* y,
-              int64_t y_stride, MatmulScratch& scratch);
+// y[t][r] = sum_c W[r][c] * x[t][c] for t < n_tokens (x: n_tokens rows of
+// w.cols() floats, y: n_tokens rows of w.rows() floats, both contiguous).
+// Errors: unsupported (no kernel for w's type).
+Status matmul(const WeightView& w, const float* x, int64_t n_tokens, float* y, MatmulScratch& scratch);
 
 // ys[i] (n_tokens rows of ws[i]->rows() floats) = ws[i] x for several weights
 // that read the same x (n_tokens rows of cols floats, contiguous; cols = every
