@@ -9,7 +9,9 @@
 // F16, BF16 or F32), once per call, exactly as ggml's CPU backend does. The
 // `*_quantized` variants take activations already quantised by
 // quantize_activations(), so one input can feed several weight matrices with
-// the same vec_dot_type (the MoE router input to every expert's gate/up).
+// the same vec_dot_type: matmul_quantized_jobs() runs them in one parallel_for
+// (core/model/weight_matmul.h matmul_shared_input: Q/K/V of attention, gate
+// and up of an FFN or of one routed expert).
 //
 // Preconditions of the unchecked functions (the forward pass calls them with
 // shapes it validated at model load): rows, cols, n >= 1; cols a multiple of

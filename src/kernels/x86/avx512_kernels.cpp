@@ -1,9 +1,9 @@
-// AVX-512 kernels: F16, Q8_0 and Q4_0 (against Q8_0, using VNNI vpdpbusd) and
-// the K-quants Q3_K, Q4_K, Q6_K (against Q8_K).
+// AVX-512 kernels: F16, Q8_0, Q4_0 and Q5_0 (against Q8_0, using VNNI
+// vpdpbusd) and the K-quants Q3_K, Q4_K, Q5_K, Q6_K (against Q8_K).
 //
 // Same integer formulation as the AVX2 tier (avx2_kquants.cpp): codes as
 // unsigned bytes, signed offsets folded back through Q8_K's bsums (K-quants)
-// or through a second vpdpbusd with the constant offset (Q4_0), so every
+// or through a second vpdpbusd with the constant offset (Q4_0, Q5_0), so every
 // block's int32 sums are exactly the reference's. 512-bit vectors cover 64
 // bytes: two 32-element blocks, or four 16-element K-quant sub-blocks whose
 // scales are spread over the int16 lanes with vpermw.
