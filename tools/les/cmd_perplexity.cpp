@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "les/chunk_eval.h"
 #include "les/commands.h"
 #include "les/interrupt.h"
 #include "les/model_options.h"
@@ -41,58 +42,6 @@ struct PerplexityArgs {
   int32_t n_chunks = -1;
   std::string kld_file;
   bool kld = false;
-};
-
-Result<std::vector<les_token>> tokenize_all(const les_model* m, const std::string& text) {
-  int32_t n = 0;
-  std::vector<les_token> ids(text.size() + 16);
-  les_status st = les_tokenize(m, text.data(), text.size(), true, false, ids.data(),
-                               static_cast<int32_t>(std::min<size_t>(ids.size(), INT32_MAX)), &n);
-  if (st == LES_ERR_INVALID_ARGUMENT && n > static_cast<int32_t>(ids.size())) {
-    ids.resize(static_cast<size_t>(n));
-    st = les_tokenize(m, text.data(), text.size(), true, false, ids.data(), n, &n);
-  }
-  if (st != LES_OK) return invalid_argument_error(std::string("tokenizing the text: ") + les_last_error());
-  ids.resize(static_cast<size_t>(n));
-  return ids;
-}
-
-// True when the model's tokenizer adds BOS (then each chunk starts with it).
-bool adds_bos(const les_model* m) {
-  les_token ids[8];
-  int32_t n = 0;
-  return les_tokenize(m, "a", 1, true, false, ids, 8, &n) == LES_OK && n > 0 && ids[0] == les_token_bos(m) &&
-         les_token_bos(m) >= 0;
-}
-
-class Evaluator {
- public:
-  Evaluator(les_context* ctx, int32_t n_ctx, int32_t n_batch, int32_t n_vocab, les_token bos)
-      : ctx_(ctx), n_ctx_(n_ctx), n_batch_(n_batch), n_vocab_(n_vocab), bos_(bos),
-        logits_(static_cast<size_t>(n_ctx) * static_cast<size_t>(n_vocab)) {}
-  // Evaluates one chunk (n_ctx ids) from an empty context; afterwards logits(j)
-  // is position j's row.
-  Status run(const les_token* chunk) {
-    if (les_context_reset(ctx_) != LES_OK) return internal_error(std::string("reset: ") + les_last_error());
-    std::vector<les_token> batch;
-    for (int32_t s = 0; s < n_ctx_; s += n_batch_) {
-      const int32_t n = std::min(n_batch_, n_ctx_ - s);
-      batch.assign(chunk + s, chunk + s + n);
-      if (s == 0 && bos_ >= 0) batch[0] = bos_;
-      if (les_status st = les_context_decode_all_logits(ctx_, batch.data(), n); st != LES_OK)
-        return Status(StatusCode::internal, std::string("decode: ") + les_status_name(st) + ": " + les_last_error());
-      for (int32_t i = 0; i < n; ++i)
-        std::copy_n(les_context_logits_ith(ctx_, i), n_vocab_, logits_.data() + static_cast<size_t>(s + i) * n_vocab_);
-    }
-    return Status();
-  }
-  const float* logits(int32_t j) const { return logits_.data() + static_cast<size_t>(j) * n_vocab_; }
-
- private:
-  les_context* ctx_;
-  int32_t n_ctx_, n_batch_, n_vocab_;
-  les_token bos_;
-  std::vector<float> logits_;
 };
 
 void print_eta(double seconds_per_chunk, int32_t n_chunk) {
@@ -169,7 +118,7 @@ int perplexity(PerplexityArgs& a) {
     tokens = ref.tokens();
     n_chunk = ref.header().n_chunk;
   } else {
-    auto t = tokenize_all(model.p, text);
+    auto t = tokenize_text(model.p, text);
     if (!t.ok()) return fail_c(kTool, "tokenizing " + a.file, LES_ERR_INVALID_ARGUMENT, t.status().message().c_str());
     tokens = std::move(t).value();
     if (tokens.size() < 2 * static_cast<size_t>(n_ctx)) {
@@ -198,8 +147,7 @@ int perplexity(PerplexityArgs& a) {
   }
   std::fprintf(stderr, "les perplexity: %s, %d chunks of %d tokens, batch %d, %d scored per chunk\n",
                model_desc(model.p).c_str(), n_chunk, n_ctx, std::min(a.n_batch, n_ctx), n_ctx - 1 - first);
-  const les_token bos = adds_bos(model.p) ? les_token_bos(model.p) : -1;
-  Evaluator eval(ctx.p, n_ctx, std::min(a.n_batch, n_ctx), n_vocab, bos);
+  ChunkEvaluator eval(ctx.p, n_ctx, a.n_batch, n_vocab, bos_if_added(model.p));
   quant::NllStats nll;
   quant::KldStats kld;
   std::vector<uint16_t> words(hdr.chunk_words());

@@ -11,9 +11,11 @@ struct ToolState {
   int exit_code = 0;
 };
 
+void register_imatrix(CLI::App& app, ToolState& state);
 void register_inspect(CLI::App& app, ToolState& state);
 void register_run(CLI::App& app, ToolState& state);
 void register_perplexity(CLI::App& app, ToolState& state);
+void register_quantize(CLI::App& app, ToolState& state);
 void register_repack(CLI::App& app, ToolState& state);
 void register_synth(CLI::App& app, ToolState& state);
 void register_tokenize(CLI::App& app, ToolState& state);

@@ -34,9 +34,11 @@ int main(int argc, char** argv) {
   CLI::App app{"les: run Mixture-of-Experts GGUF models with expert streaming"};
   app.require_subcommand(1);
   les::tool::ToolState state;
+  les::tool::register_imatrix(app, state);
   les::tool::register_inspect(app, state);
   les::tool::register_run(app, state);
   les::tool::register_perplexity(app, state);
+  les::tool::register_quantize(app, state);
   les::tool::register_repack(app, state);
   les::tool::register_synth(app, state);
   les::tool::register_tokenize(app, state);

@@ -1,0 +1,98 @@
+// Which type each tensor of a model gets when quantising: presets (llama.cpp's
+// per-tensor choices for Q8_0, Q4_K_M and Q3_K_M, and LES's mixed recipes),
+// user overrides, and the fallbacks for rows whose length is not a multiple
+// of the target's block.
+//
+// Rules, as llama-quantize (llama.cpp 81ff7abe, src/llama-quant.cpp) applies
+// them for these presets:
+// - Only tensors with >= 2 dims whose name ends in "weight" are quantised,
+//   except *_norm.weight, ffn_gate_inp.weight (routers) and a few small
+//   special tensors; the rest keep their type.
+// - token_embd / output: --token-embedding-type / --output-tensor-type if
+//   given (used as they are); otherwise output becomes Q6_K (Q8_0 stays Q8_0;
+//   Q8_0 when its rows are not a multiple of the block).
+// - --tensor-type REGEX=TYPE: the first pattern found (regex search) in the
+//   name wins over the preset's choice.
+// - Q4_K_M: attn_v (and attn_qkv-like) Q6_K for "more bits" layers of the
+//   attn_v count (i < n/8, i >= 7n/8, (i - n/8) % 3 == 2), ffn_down* Q6_K for
+//   such layers (layer from the name); Q3_K_M: attn_v Q5_K for the first two,
+//   else Q4_K; ffn_down* Q5_K for layers < n/16 else Q4_K; attn_output Q4_K;
+//   models with exactly 8 experts: attn_v and attn_k Q8_0, and attn_output
+//   Q5_K (Q3_K_M, Q4_K_M).
+// - les-mixed: routed experts (ffn_{gate,up,down}_exps) Q3_K, every other
+//   quantisable tensor Q4_K, output and token_embd included.
+//   les-mixed-down4: the same with ffn_down_exps Q4_K.
+// - Fallbacks when ne[0] is not a multiple of the block: Q3_K/Q2_K -> Q4_0,
+//   Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, IQ types -> IQ4_NL; F16 if still
+//   not a multiple.
+//
+// Thread-safety: pure functions of their arguments.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "kernels/ggml_type.h"
+#include "util/status.h"
+
+namespace les::quant {
+
+enum class Preset { q8_0, q4_k_m, q3_k_m, les_mixed, les_mixed_down4 };
+
+// Parses "q8_0", "q4_k_m", "q3_k_m", "les-mixed", "les-mixed-down4" (any case).
+std::optional<Preset> preset_from_name(const std::string& name);
+const char* preset_name(Preset p);
+// general.file_type (llama_ftype) the preset records: 7 (MOSTLY_Q8_0), 15
+// (MOSTLY_Q4_K_M), 12 (MOSTLY_Q3_K_M); the les-mixed presets record 14
+// (MOSTLY_Q4_K_S), the base type of the recipe, as llama-quantize does for
+// the fixture's mixed file.
+uint32_t preset_file_type(Preset p);
+
+struct TypeOverride {
+  std::string pattern;  // as given
+  std::regex re;
+  GgmlType type;
+};
+
+struct PlanOptions {
+  Preset preset = Preset::q8_0;
+  std::vector<TypeOverride> overrides;  // --tensor-type, in order
+  std::optional<GgmlType> output_type;  // --output-tensor-type
+  std::optional<GgmlType> token_embd_type;  // --token-embedding-type
+};
+
+// Parses "REGEX=TYPE". Errors: invalid_argument (no '=', bad regex, unknown type).
+Result<TypeOverride> parse_type_override(const std::string& spec);
+// A type name ("q4_k", "Q8_0", "f16"; any case). Errors: invalid_argument listing the spelling.
+Result<GgmlType> parse_type_name(const std::string& name);
+
+struct TensorShape {
+  std::string name;
+  GgmlType type = GgmlType::F32;
+  int n_dims = 1;
+  int64_t ne[4] = {1, 1, 1, 1};
+};
+
+struct TensorChoice {
+  GgmlType type = GgmlType::F32;
+  bool quantize = false;   // false: copied as is
+  bool fallback = false;   // the wanted type did not fit the rows
+  GgmlType wanted = GgmlType::F32;
+  bool needs_imatrix = false;  // IQ1/IQ2/IQ3_XXS targets
+};
+
+// The type of every tensor, in order. n_layer: the model's block count;
+// n_expert: its expert count (0 dense).
+std::vector<TensorChoice> plan_types(const std::vector<TensorShape>& tensors, const PlanOptions& o, int n_layer,
+                                     int n_expert);
+
+// True if tensor `name` with `n_dims` dims may be quantised at all (see above).
+bool tensor_allows_quantization(const std::string& name, int n_dims);
+
+// The fallback for a type whose block does not divide ne0; the type itself if it does.
+GgmlType fallback_type(GgmlType wanted, int64_t ne0);
+
+}  // namespace les::quant

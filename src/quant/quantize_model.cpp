@@ -1,0 +1,231 @@
+// Streaming model quantisation; see quantize_model.h.
+#include "quant/quantize_model.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "core/gguf/gguf_reader.h"
+#include "core/gguf/gguf_stream_writer.h"
+#include "kernels/kernels.h"
+#include "kernels/weight_quantizers.h"
+
+namespace les::quant {
+namespace {
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+Status pread_all(int fd, uint8_t* dst, size_t n, uint64_t off, const std::string& path) {
+  while (n > 0) {
+    const ssize_t r = ::pread(fd, dst, n, static_cast<off_t>(off));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return io_error("reading " + path + " at offset " + std::to_string(off) + ": " +
+                                (r == 0 ? std::string("unexpected end of file") : std::strerror(errno)));
+    dst += r;
+    n -= static_cast<size_t>(r);
+    off += static_cast<uint64_t>(r);
+  }
+  return Status();
+}
+
+bool can_convert_from(GgmlType t) {
+  return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16 || t == GgmlType::Q8_0;
+}
+
+// Runs f(i) for i in [0, n) on up to n_threads threads.
+template <class F>
+void parallel_rows(int64_t n, int n_threads, F&& f) {
+  const int nt = static_cast<int>(std::clamp<int64_t>(n_threads, 1, std::max<int64_t>(n, 1)));
+  std::atomic<int64_t> next{0};
+  auto work = [&] {
+    for (int64_t i; (i = next.fetch_add(1)) < n;) f(i);
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < nt; ++t) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+}
+
+// The refusals that need only the plan: input types, target types, imatrix.
+Status check_plan(const std::vector<gguf::TensorInfo>& tensors, const std::vector<TensorChoice>& plan,
+                  const QuantizeParams& p, const std::string& in_path) {
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const gguf::TensorInfo& t = tensors[i];
+    const TensorChoice& c = plan[i];
+    if (!c.quantize) continue;
+    if (c.needs_imatrix && p.imatrix == nullptr)
+      return invalid_argument_error("tensor '" + t.name + "': " + ggml_type_name(c.type) +
+                                    " needs an importance matrix (--imatrix FILE); its quality without one is garbage");
+    if (!can_convert_from(t.type))
+      return invalid_argument_error("tensor '" + t.name + "' of " + in_path + " is " + ggml_type_name(t.type) +
+                                    "; LES requantises only F32, F16, BF16 and Q8_0 input (quantise from the "
+                                    "original F16/BF16 file)");
+    if (!kernels::weight_quantizer_available(c.type))
+      return invalid_argument_error("tensor '" + t.name + "': LES cannot produce " + std::string(ggml_type_name(c.type)) +
+                                    " (it writes F32, F16, BF16, Q4_0..Q8_0, Q2_K..Q6_K and IQ4_NL/IQ4_XS)");
+  }
+  if (p.imatrix == nullptr) return Status();
+  for (const auto& [name, e] : p.imatrix->entries) {
+    const auto it = std::find_if(tensors.begin(), tensors.end(), [&](const gguf::TensorInfo& t) { return t.name == name; });
+    if (it == tensors.end())
+      return invalid_argument_error("the imatrix was made for another model: it has an entry '" + name + "', which " +
+                                    in_path + " lacks");
+    const int64_t want = it->ne[0] * it->ne[2];
+    if (static_cast<int64_t>(e.sums.size()) != want)
+      return invalid_argument_error("the imatrix was made for another model: entry '" + name + "' has " +
+                                    std::to_string(e.sums.size()) + " values, the tensor needs " +
+                                    std::to_string(want) + " (" + std::to_string(it->ne[0]) + " columns x " +
+                                    std::to_string(it->ne[2]) + " experts)");
+  }
+  return Status();
+}
+
+Status set_metadata(gguf::GgufWriter& m, const gguf::GgufFile& in, const QuantizeParams& p) {
+  for (const gguf::KeyValue& kv : in.metadata()) {
+    if (kv.key == "general.alignment") continue;
+    if (Status s = m.set(kv.key, kv.value); !s.ok()) return s;
+  }
+  if (Status s = m.set_alignment(in.alignment()); !s.ok()) return s;
+  if (Status s = m.set_u32("general.quantization_version", 2); !s.ok()) return s;
+  if (Status s = m.set_u32("general.file_type", preset_file_type(p.plan.preset)); !s.ok()) return s;
+  if (p.imatrix == nullptr) return Status();
+  Status s = m.set_string("quantize.imatrix.file", p.imatrix_path);
+  if (s.ok() && !p.imatrix->datasets.empty()) s = m.set_string("quantize.imatrix.dataset", p.imatrix->datasets.front());
+  if (s.ok()) s = m.set_u32("quantize.imatrix.entries_count", static_cast<uint32_t>(p.imatrix->entries.size()));
+  if (s.ok() && p.imatrix->chunk_count > 0) s = m.set_u32("quantize.imatrix.chunks_count", p.imatrix->chunk_count);
+  return s;
+}
+
+}  // namespace
+
+Result<QuantizeReport> quantize_model(const std::string& in_path, const std::string& out_path,
+                                      const QuantizeParams& p) {
+  struct stat si {}, so {};
+  if (in_path == out_path ||
+      (::stat(in_path.c_str(), &si) == 0 && ::stat(out_path.c_str(), &so) == 0 && si.st_ino == so.st_ino &&
+       si.st_dev == so.st_dev))
+    return invalid_argument_error("the output " + out_path + " is the input file");
+  gguf::ReadOptions ro;
+  ro.use_mmap = false;
+  auto opened = gguf::GgufFile::open(in_path, ro);
+  if (!opened.ok()) return opened.status();
+  const gguf::GgufFile& in = **opened;
+  const std::string arch = in.architecture();
+  const int n_layer = static_cast<int>(in.get_uint_or(arch + ".block_count", 0).ok() ? *in.get_uint_or(arch + ".block_count", 0) : 0);
+  const int n_expert = static_cast<int>(in.get_uint_or(arch + ".expert_count", 0).ok() ? *in.get_uint_or(arch + ".expert_count", 0) : 0);
+  std::vector<TensorShape> shapes;
+  for (const gguf::TensorInfo& t : in.tensors()) {
+    TensorShape s;
+    s.name = t.name;
+    s.type = t.type;
+    s.n_dims = static_cast<int>(t.n_dims);
+    for (int d = 0; d < 4; ++d) s.ne[d] = t.ne[static_cast<size_t>(d)];
+    shapes.push_back(s);
+  }
+  const std::vector<TensorChoice> plan = plan_types(shapes, p.plan, n_layer, n_expert);
+  if (Status s = check_plan(in.tensors(), plan, p, in_path); !s.ok()) return s;
+
+  gguf::GgufStreamWriter w;
+  if (Status s = set_metadata(w.metadata(), in, p); !s.ok()) return s;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const gguf::TensorInfo& t = in.tensors()[i];
+    if (Status s = w.declare_tensor(t.name, plan[i].type, std::span<const int64_t>(t.ne.data(), t.n_dims)); !s.ok())
+      return s;
+  }
+  Fd fd;
+  fd.fd = ::open(in_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd.fd < 0) return io_error("cannot open " + in_path + ": " + std::strerror(errno));
+  if (Status s = w.begin(out_path); !s.ok()) return s;
+
+  QuantizeReport rep;
+  rep.in_bytes = in.file_size();
+  QuantizeProgress prog;
+  prog.n_tensors = static_cast<int64_t>(plan.size());
+  for (const gguf::TensorInfo& t : in.tensors()) prog.bytes_total += t.n_bytes;
+  const kernels::KernelTable& table = kernels::default_kernel_table();
+  std::vector<uint8_t> src, dst;
+  std::vector<float> f32;
+  auto cancelled = [&] { return p.cancel != nullptr && p.cancel->load(std::memory_order_relaxed); };
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const gguf::TensorInfo& t = in.tensors()[i];
+    const TensorChoice& c = plan[i];
+    std::string note;
+    if (!c.quantize) {
+      ++rep.n_copied;
+      constexpr uint64_t kCopy = 16ull << 20;
+      for (uint64_t off = 0; off < t.n_bytes; off += kCopy) {
+        if (cancelled()) return cancelled_error("quantisation interrupted");
+        const size_t n = static_cast<size_t>(std::min(kCopy, t.n_bytes - off));
+        src.resize(n);
+        if (Status s = pread_all(fd.fd, src.data(), n, t.file_offset + off, in_path); !s.ok()) return s;
+        if (Status s = w.write_bytes(t.name, off, src); !s.ok()) return s;
+      }
+    } else {
+      ++rep.n_quantized;
+      rep.n_fallback += c.fallback ? 1 : 0;
+      const int64_t ne0 = t.ne[0], ne1 = t.ne[1];
+      const int64_t n_rows = t.n_elements() / ne0;
+      const uint64_t in_row = t.row_bytes();
+      const size_t out_row = *ggml_row_bytes(c.type, ne0);
+      const kernels::DequantizeRowFn deq = table.of(t.type).dequantize_row;
+      std::vector<float> imat;
+      if (p.imatrix != nullptr) {
+        if (auto it = p.imatrix->entries.find(t.name); it != p.imatrix->entries.end()) {
+          imat = it->second.importance();
+          ++rep.n_imatrix_used;
+        } else {
+          note = " (no imatrix entry)";
+        }
+      }
+      const int64_t slab_rows =
+          std::clamp<int64_t>(static_cast<int64_t>(p.slab_bytes / (static_cast<uint64_t>(ne0) * 4)), 1, n_rows);
+      for (int64_t r0 = 0; r0 < n_rows; r0 += slab_rows) {
+        if (cancelled()) return cancelled_error("quantisation interrupted");
+        const int64_t nr = std::min(slab_rows, n_rows - r0);
+        src.resize(static_cast<size_t>(nr * static_cast<int64_t>(in_row)));
+        f32.resize(static_cast<size_t>(nr * ne0));
+        dst.resize(static_cast<size_t>(nr) * out_row);
+        if (Status s = pread_all(fd.fd, src.data(), src.size(), t.file_offset + static_cast<uint64_t>(r0) * in_row,
+                                 in_path);
+            !s.ok())
+          return s;
+        parallel_rows(nr, p.n_threads, [&](int64_t r) {
+          float* x = f32.data() + r * ne0;
+          deq(src.data() + static_cast<size_t>(r) * in_row, x, ne0);
+          // Rows of expert e are rows [e * ne1, (e + 1) * ne1) of the 3-D tensor.
+          const float* im = imat.empty() ? nullptr : imat.data() + ((r0 + r) / ne1) * ne0;
+          kernels::quantize_weights_row(table, c.type, x, dst.data() + static_cast<size_t>(r) * out_row, ne0, im);
+        });
+        if (Status s = w.write_rows(t.name, r0, dst); !s.ok()) return s;
+      }
+    }
+    prog.tensor_index = static_cast<int64_t>(i) + 1;
+    prog.bytes_done += t.n_bytes;
+    if (p.on_tensor) {
+      std::string line = t.name + " " + ggml_type_name(t.type) + (c.quantize ? " -> " : " (kept)");
+      if (c.quantize) line += ggml_type_name(c.type);
+      if (c.fallback) line += std::string(" (fallback: ") + ggml_type_name(c.wanted) + " needs rows of " +
+                              std::to_string(ggml_type_traits(c.wanted).block_size) + ")";
+      p.on_tensor(line + note);
+    }
+    if (p.on_progress) p.on_progress(prog);
+  }
+  if (cancelled()) return cancelled_error("quantisation interrupted");
+  rep.out_bytes = w.file_size();
+  if (Status s = w.finish(); !s.ok()) return s;
+  return rep;
+}
+
+}  // namespace les::quant

@@ -1,0 +1,153 @@
+// Per-tensor type choices (quant/quant_plan.h): on every fixture pair of an
+// F16 model and the file llama-quantize made from it, the plan gives exactly
+// the types llama-quantize wrote (presets, the more-bits layers, the
+// fallbacks of 64-column expert rows); overrides win in the documented order.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/gguf/gguf_reader.h"
+#include "quant/quant_plan.h"
+#include "support/fixtures.h"
+
+using namespace les;
+using namespace les::quant;
+
+namespace {
+
+struct ModelShapes {
+  std::vector<TensorShape> tensors;
+  int n_layer = 0, n_expert = 0;
+};
+
+ModelShapes shapes_of(const std::string& path) {
+  gguf::ReadOptions ro;
+  ro.use_mmap = false;
+  auto f = gguf::GgufFile::open(path, ro);
+  REQUIRE(f.ok());
+  ModelShapes m;
+  const std::string arch = (*f)->architecture();
+  m.n_layer = static_cast<int>(*(*f)->get_uint(arch + ".block_count"));
+  m.n_expert = static_cast<int>((*f)->get_uint_or(arch + ".expert_count", 0).ok() ? *(*f)->get_uint_or(arch + ".expert_count", 0) : 0);
+  for (const gguf::TensorInfo& t : (*f)->tensors()) {
+    TensorShape s;
+    s.name = t.name;
+    s.type = t.type;
+    s.n_dims = static_cast<int>(t.n_dims);
+    for (int d = 0; d < 4; ++d) s.ne[d] = t.ne[static_cast<size_t>(d)];
+    m.tensors.push_back(s);
+  }
+  return m;
+}
+
+// Every tensor of `reference` has the type the plan gives for `source`.
+void check_plan_matches(const std::string& source_rel, const std::string& reference_rel, const PlanOptions& o) {
+  LES_REQUIRE_FIXTURE(src, source_rel);
+  LES_REQUIRE_FIXTURE(ref, reference_rel);
+  const ModelShapes s = shapes_of(src);
+  const ModelShapes r = shapes_of(ref);
+  REQUIRE(s.tensors.size() == r.tensors.size());
+  const auto plan = plan_types(s.tensors, o, s.n_layer, s.n_expert);
+  int mismatches = 0;
+  std::map<std::string, GgmlType> theirs;  // llama-quantize may write the tensors in another order
+  for (const TensorShape& t : r.tensors) theirs[t.name] = t.type;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const auto it = theirs.find(s.tensors[i].name);
+    REQUIRE(it != theirs.end());
+    if (plan[i].type != it->second) {
+      ++mismatches;
+      UNSCOPED_INFO(s.tensors[i].name << ": plan " << ggml_type_name(plan[i].type) << ", llama-quantize "
+                                      << ggml_type_name(it->second));
+    }
+  }
+  CHECK(mismatches == 0);
+}
+
+PlanOptions preset(Preset p) {
+  PlanOptions o;
+  o.preset = p;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("plan: llama-quantize's presets on the fixtures", "[quant]") {
+  check_plan_matches("trained/tiny-qwen3moe-F16.gguf", "trained/tiny-qwen3moe-Q4_K_M.gguf", preset(Preset::q4_k_m));
+  check_plan_matches("synthetic/qwen3moe-F16.gguf", "synthetic/qwen3moe-Q4_K_M.gguf", preset(Preset::q4_k_m));
+  check_plan_matches("synthetic/qwen3moe-F16.gguf", "synthetic/qwen3moe-Q3_K_M.gguf", preset(Preset::q3_k_m));
+  check_plan_matches("synthetic/qwen3moe-F16.gguf", "synthetic/qwen3moe-Q8_0.gguf", preset(Preset::q8_0));
+  check_plan_matches("synthetic/qwen35moe-F16.gguf", "synthetic/qwen35moe-Q4_K_M.gguf", preset(Preset::q4_k_m));
+}
+
+TEST_CASE("plan: les-mixed is the fixture's mixed recipe, fallbacks included", "[quant]") {
+  check_plan_matches("trained/tiny-qwen3moe-F16.gguf", "trained/tiny-qwen3moe-mixed-exps-Q3_K-imat.gguf",
+                     preset(Preset::les_mixed));
+  // The fixture's own command line: Q4_K_S-like base with overrides gives the same.
+  PlanOptions o = preset(Preset::q4_k_m);
+  o.overrides.push_back(*parse_type_override("ffn_(gate|up|down)_exps=q3_k"));
+  o.overrides.push_back(*parse_type_override("attn_(q|k|v|output)\\.weight=q4_k"));
+  o.token_embd_type = GgmlType::Q4_K;
+  o.output_type = GgmlType::Q4_K;
+  check_plan_matches("trained/tiny-qwen3moe-F16.gguf", "trained/tiny-qwen3moe-mixed-exps-Q3_K-imat.gguf", o);
+}
+
+TEST_CASE("plan: overrides, their order, and what is never quantised", "[quant]") {
+  std::vector<TensorShape> t(6);
+  t[0] = {"token_embd.weight", GgmlType::F16, 2, {256, 1000, 1, 1}};
+  t[1] = {"blk.0.attn_norm.weight", GgmlType::F32, 1, {256, 1, 1, 1}};
+  t[2] = {"blk.0.ffn_gate_inp.weight", GgmlType::F32, 2, {256, 8, 1, 1}};
+  t[3] = {"blk.0.ffn_down_exps.weight", GgmlType::F16, 3, {64, 256, 8, 1}};
+  t[4] = {"blk.0.ffn_up_exps.weight", GgmlType::F16, 3, {256, 64, 8, 1}};
+  t[5] = {"output.weight", GgmlType::F16, 2, {256, 1000, 1, 1}};
+  PlanOptions o = preset(Preset::les_mixed);
+  auto p = plan_types(t, o, 1, 8);
+  CHECK(p[0].type == GgmlType::Q4_K);
+  CHECK_FALSE(p[1].quantize);
+  CHECK(p[1].type == GgmlType::F32);
+  CHECK_FALSE(p[2].quantize);  // routers stay F32
+  CHECK(p[3].type == GgmlType::Q4_0);  // Q3_K wanted, 64 columns: fallback
+  CHECK(p[3].fallback);
+  CHECK(p[3].wanted == GgmlType::Q3_K);
+  CHECK(p[4].type == GgmlType::Q3_K);
+  CHECK(p[5].type == GgmlType::Q4_K);
+  CHECK(plan_types(t, preset(Preset::les_mixed_down4), 1, 8)[3].type == GgmlType::Q5_0);  // Q4_K -> Q5_0
+
+  o.overrides.push_back(*parse_type_override("exps=q8_0"));
+  o.overrides.push_back(*parse_type_override("up_exps=q6_k"));  // later: never reached for up_exps
+  o.output_type = GgmlType::Q6_K;
+  o.token_embd_type = GgmlType::Q8_0;
+  p = plan_types(t, o, 1, 8);
+  CHECK(p[3].type == GgmlType::Q8_0);
+  CHECK(p[4].type == GgmlType::Q8_0);
+  CHECK(p[5].type == GgmlType::Q6_K);
+  CHECK(p[0].type == GgmlType::Q8_0);
+  o.overrides.insert(o.overrides.begin(), *parse_type_override("ffn_up_exps=iq2_xxs"));
+  p = plan_types(t, o, 1, 8);
+  CHECK(p[4].type == GgmlType::IQ2_XXS);
+  CHECK(p[4].needs_imatrix);
+}
+
+TEST_CASE("plan: fallbacks and parsing", "[quant]") {
+  CHECK(fallback_type(GgmlType::Q3_K, 64) == GgmlType::Q4_0);
+  CHECK(fallback_type(GgmlType::Q2_K, 64) == GgmlType::Q4_0);
+  CHECK(fallback_type(GgmlType::Q4_K, 64) == GgmlType::Q5_0);
+  CHECK(fallback_type(GgmlType::Q5_K, 64) == GgmlType::Q5_1);
+  CHECK(fallback_type(GgmlType::Q6_K, 64) == GgmlType::Q8_0);
+  CHECK(fallback_type(GgmlType::IQ2_XXS, 64) == GgmlType::IQ4_NL);
+  CHECK(fallback_type(GgmlType::Q4_K, 48) == GgmlType::F16);  // not even a multiple of 32
+  CHECK(fallback_type(GgmlType::Q4_K, 512) == GgmlType::Q4_K);
+  CHECK_FALSE(parse_type_override("noequals").ok());
+  CHECK_FALSE(parse_type_override("attn=").ok());
+  CHECK_FALSE(parse_type_override("attn=q9_k").ok());
+  CHECK_FALSE(parse_type_override("([=q4_k").ok());
+  CHECK(parse_type_name("Q4_K").ok());
+  CHECK(parse_type_name("bf16").ok());
+  CHECK(preset_from_name("Q4_K_M") == Preset::q4_k_m);
+  CHECK(preset_from_name("les-mixed-down4") == Preset::les_mixed_down4);
+  CHECK_FALSE(preset_from_name("q4_k_x").has_value());
+  CHECK(preset_file_type(Preset::q4_k_m) == 15);
+  CHECK(preset_file_type(Preset::q8_0) == 7);
+  CHECK(preset_file_type(Preset::q3_k_m) == 12);
+}

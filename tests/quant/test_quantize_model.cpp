@@ -1,0 +1,155 @@
+// Model quantisation (quant/quantize_model.h) on the trained fixture: LES's
+// Q4_K_M has llama-quantize's tensor types and passes the forward-pass golden
+// checks with the K-quant tolerance; metadata keys as llama-quantize writes
+// them; every refusal names what is wrong; a cancelled run leaves no file.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <fstream>
+#include <string>
+
+#include "core/gguf/gguf_reader.h"
+#include "core/model/golden_support.h"
+#include "quant/quantize_model.h"
+#include "support/fixtures.h"
+
+using namespace les;
+using namespace les::quant;
+
+namespace {
+
+bool exists(const std::string& p) { return std::ifstream(p).good(); }
+
+std::unique_ptr<gguf::GgufFile> open_meta(const std::string& path) {
+  gguf::ReadOptions ro;
+  ro.use_mmap = false;
+  auto f = gguf::GgufFile::open(path, ro);
+  REQUIRE(f.ok());
+  return std::move(f).value();
+}
+
+uint64_t tensor_bytes(const gguf::GgufFile& f) {
+  uint64_t n = 0;
+  for (const gguf::TensorInfo& t : f.tensors()) n += t.n_bytes;
+  return n;
+}
+
+QuantizeParams params(Preset p) {
+  QuantizeParams q;
+  q.plan.preset = p;
+  q.n_threads = 2;
+  return q;
+}
+
+}  // namespace
+
+TEST_CASE("quantize: LES's Q4_K_M of the trained model passes the golden checks", "[quant]") {
+  LES_REQUIRE_FIXTURE(f16, "trained/tiny-qwen3moe-F16.gguf");
+  LES_REQUIRE_FIXTURE(ref_q4, "trained/tiny-qwen3moe-Q4_K_M.gguf");
+  LES_REQUIRE_FIXTURE(ref_json, "trained/reference/tiny-qwen3moe-Q4_K_M.json");
+  const std::string out = test::temp_dir() + "/les-q4_k_m.gguf";
+  QuantizeParams p = params(Preset::q4_k_m);
+  p.slab_bytes = 64 * 1024;  // many slabs per tensor: rows split across slabs and experts
+  auto r = quantize_model(f16, out, p);
+  REQUIRE(r.ok());
+  CHECK_FALSE(exists(out + ".tmp"));
+  CHECK(r->n_fallback == 8);  // ffn_down_exps in every layer (Q6_K -> Q8_0, Q4_K -> Q5_0)
+  const auto ours = open_meta(out);
+  const auto theirs = open_meta(ref_q4);
+  CHECK(tensor_bytes(*ours) == tensor_bytes(*theirs));  // same types: same data size
+  REQUIRE(ours->tensors().size() == theirs->tensors().size());
+  for (const gguf::TensorInfo& t : ours->tensors()) {  // llama-quantize writes another order
+    const gguf::TensorInfo* u = theirs->find_tensor(t.name);
+    REQUIRE(u != nullptr);
+    CHECK(t.type == u->type);
+  }
+  CHECK(*ours->get_uint("general.file_type") == 15);
+  CHECK(*ours->get_uint("general.quantization_version") == 2);
+  CHECK(*ours->get_string("general.architecture") == "qwen3moe");
+  CHECK(ours->find("quantize.imatrix.file") == nullptr);
+
+  auto model = test::load_model(out);
+  const auto ref = test::load_json(ref_json);
+  test::GoldenStats st;
+  test::run_prompt_checks(*model, ref, test::fixtures_root(), false, st);
+  test::run_expert_checks(*model, ref, st);
+  test::print_stats("LES Q4_K_M", st);
+  REQUIRE(st.tf_checked > 0);
+  CHECK(st.tf_agree >= 0.93 * st.tf_checked);
+  CHECK(st.experts_agree >= 0.97 * st.experts_checked);
+}
+
+TEST_CASE("quantize: les-mixed with an imatrix records llama-quantize's keys", "[quant]") {
+  LES_REQUIRE_FIXTURE(f16, "trained/tiny-qwen3moe-F16.gguf");
+  LES_REQUIRE_FIXTURE(imat_path, "trained/imatrix-train.gguf");
+  LES_REQUIRE_FIXTURE(mixed, "trained/tiny-qwen3moe-mixed-exps-Q3_K-imat.gguf");
+  auto im = read_imatrix(imat_path);
+  REQUIRE(im.ok());
+  const std::string out = test::temp_dir() + "/les-mixed.gguf";
+  QuantizeParams p = params(Preset::les_mixed);
+  p.imatrix = &*im;
+  p.imatrix_path = "imatrix-train.gguf";
+  auto r = quantize_model(f16, out, p);
+  REQUIRE(r.ok());
+  CHECK(r->n_imatrix_used == 56);  // 8 layers x (q, k, v, output, 3 experts); routers are not quantised
+  const auto ours = open_meta(out);
+  const auto theirs = open_meta(mixed);
+  CHECK(tensor_bytes(*ours) == tensor_bytes(*theirs));
+  for (const char* key : {"quantize.imatrix.file", "quantize.imatrix.dataset"})
+    CHECK(*ours->get_string(key) == *theirs->get_string(key));
+  for (const char* key : {"quantize.imatrix.entries_count", "quantize.imatrix.chunks_count", "general.file_type"}) {
+    CHECK(*ours->get_uint(key) == *theirs->get_uint(key));
+    CHECK(ours->find(key)->type() == theirs->find(key)->type());
+  }
+}
+
+TEST_CASE("quantize: refusals", "[quant]") {
+  LES_REQUIRE_FIXTURE(f16, "trained/tiny-qwen3moe-F16.gguf");
+  LES_REQUIRE_FIXTURE(q4, "trained/tiny-qwen3moe-Q4_K_M.gguf");
+  LES_REQUIRE_FIXTURE(imat_path, "trained/imatrix-train.gguf");
+  LES_REQUIRE_FIXTURE(synth, "synthetic/qwen3moe-F16.gguf");
+  const std::string out = test::temp_dir() + "/refused.gguf";
+  auto refused = [&](const std::string& in, const QuantizeParams& p, const char* text) {
+    auto r = quantize_model(in, out, p);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == StatusCode::invalid_argument);
+    CHECK_THAT(r.status().message(), Catch::Contains(text));
+    CHECK_FALSE(exists(out));
+    CHECK_FALSE(exists(out + ".tmp"));
+  };
+  refused(q4, params(Preset::q8_0), "requantises only F32, F16, BF16 and Q8_0");
+  auto im = read_imatrix(imat_path);
+  REQUIRE(im.ok());
+  QuantizeParams other = params(Preset::q4_k_m);
+  other.imatrix = &*im;
+  refused(synth, other, "imatrix was made for another model");
+  QuantizeParams iq = params(Preset::les_mixed);
+  iq.plan.overrides.push_back(*parse_type_override("ffn_up_exps=iq2_xxs"));
+  refused(f16, iq, "needs an importance matrix");
+  iq.imatrix = &*im;
+  refused(f16, iq, "LES cannot produce IQ2_XXS");
+  auto same = quantize_model(f16, f16, params(Preset::q8_0));
+  REQUIRE_FALSE(same.ok());
+  CHECK_THAT(same.status().message(), Catch::Contains("is the input file"));
+  auto missing = quantize_model("/nonexistent/in.gguf", out, params(Preset::q8_0));
+  CHECK(missing.status().code() == StatusCode::io);
+}
+
+TEST_CASE("quantize: a cancelled run leaves no output", "[quant]") {
+  LES_REQUIRE_FIXTURE(f16, "trained/tiny-qwen3moe-F16.gguf");
+  const std::string out = test::temp_dir() + "/cancelled.gguf";
+  std::atomic<bool> cancel{false};
+  QuantizeParams p = params(Preset::q8_0);
+  p.cancel = &cancel;
+  int seen = 0;
+  p.on_progress = [&](const QuantizeProgress& g) {
+    if (++seen == 10) cancel = true;  // mid-way
+    CHECK(g.tensor_index <= g.n_tensors);
+  };
+  auto r = quantize_model(f16, out, p);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == StatusCode::cancelled);
+  CHECK(seen == 10);
+  CHECK_FALSE(exists(out));
+  CHECK_FALSE(exists(out + ".tmp"));
+}
