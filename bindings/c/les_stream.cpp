@@ -1,4 +1,5 @@
 // C ABI: expert-streaming budget and statistics of a context (les.h).
+#include <cstddef>
 #include <cstring>
 #include <string>
 
@@ -25,8 +26,8 @@ les::Result<const les::sched::StreamingExpertSource*> streaming(const les_contex
 // Where a failing call on `ctx` records its message besides les_last_error().
 les::capi::HandleError* handle_error(const les_context* ctx) { return ctx != nullptr ? &ctx->last_error : nullptr; }
 
-// Every les_stream_stats / les_stream_layer_stats so far has its first layout.
-constexpr size_t kStreamStatsV1 = sizeof(les_stream_stats);
+// les_stream_stats v1 ends before one_token_budget_bytes (appended in 0.2.1).
+constexpr size_t kStreamStatsV1 = offsetof(les_stream_stats, one_token_budget_bytes);
 constexpr size_t kStreamLayerStatsV1 = sizeof(les_stream_layer_stats);
 
 }  // namespace
@@ -69,6 +70,7 @@ les_status les_context_stream_stats(const les_context* ctx, les_stream_stats* ou
     r.io_wait_seconds = st.io_wait_s;
     r.io_idle_seconds = st.io_idle_s;
     r.wall_seconds = st.wall_s;
+    r.one_token_budget_bytes = (*src)->one_token_budget_bytes();
     les::Status s = les::capi::copy_versioned_out(r, out, kStreamStatsV1, "les_stream_stats");
     if (!s.ok()) return fail(s, &ctx->last_error);
     return LES_OK;

@@ -27,10 +27,14 @@ typedef enum les_io_backend {
   LES_IO_DISPATCH_IO = 3 /* Apple dispatch_io (LES_ERR_UNSUPPORTED elsewhere) */
 } les_io_backend;
 
-/* Expert cache eviction. LFU_AGED: access frequency halving every 16 tokens; LRU: least recently used. */
+/* Expert cache eviction. NEXT_USE (the default): evict the entry with the largest expected
+ * time to its next use per byte, from the fixed layer order and its access frequency (halving every
+ * 16 tokens); it keeps hitting below one token's worth of experts, where LRU gets no hits.
+ * LFU_AGED: access frequency halving every 16 tokens; LRU: least recently used. */
 typedef enum les_eviction_policy {
   LES_EVICTION_LFU_AGED = 0,
-  LES_EVICTION_LRU = 1
+  LES_EVICTION_LRU = 1,
+  LES_EVICTION_NEXT_USE = 2
 } les_eviction_policy;
 
 typedef enum les_kv_type {
@@ -62,11 +66,11 @@ typedef struct les_context_params {
                                     layer's router applied to this layer's router input; -1 = top-k + 2
                                     (default), 0 = no lookahead (on-demand reads), else k <= c <= 2k */
   les_io_backend io_backend;     /* how expert bytes are read; default LES_IO_AUTO */
-  les_eviction_policy eviction;  /* expert cache eviction; default LES_EVICTION_LFU_AGED */
+  les_eviction_policy eviction;  /* expert cache eviction; default LES_EVICTION_NEXT_USE */
 } les_context_params;
 
 /* Defaults: struct_size set, n_ctx 0, n_batch 0, n_threads 0, LES_KV_F16, experts resident
- * (expert_budget_bytes 0), prefetch_candidates -1, LES_IO_AUTO, LES_EVICTION_LFU_AGED. Thread-safe. */
+ * (expert_budget_bytes 0), prefetch_candidates -1, LES_IO_AUTO, LES_EVICTION_NEXT_USE. Thread-safe. */
 LES_API les_context_params les_context_default_params(void);
 
 /* The largest n_threads that les_model_params and les_context_params accept:

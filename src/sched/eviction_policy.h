@@ -57,11 +57,17 @@ Result<EvictionPolicy> parse_eviction_policy(const std::string& name);
 // Every policy, the default first.
 std::vector<EvictionPolicy> all_eviction_policies();
 // The policy a cache uses when nobody chooses one.
-inline constexpr EvictionPolicy kDefaultEvictionPolicy = EvictionPolicy::lfu_aged;
+// next_use: on both recorded traces (bench/results/policy_table-*.md) it is at
+// or above lfu_aged and lru at every budget from 500 to 8000 MiB, with and
+// without lookahead hints.
+inline constexpr EvictionPolicy kDefaultEvictionPolicy = EvictionPolicy::next_use;
 
-// next_use's frequency half-life, in tokens. One constant for every model and
-// trace (bench_trace prints the table for 4, 8 and 16).
-inline constexpr double kNextUseHalfLife = 8.0;
+// next_use's frequency half-life, in tokens: the same ageing as lfu_aged (16),
+// so next_use ranks like lfu_aged plus the layer order and entry bytes. One
+// constant for every model and trace (bench_trace --half-life shows the
+// sensitivity: 8 was up to 1.3 points better at 3000 MiB on one trace and 0.1
+// below lfu_aged at 8000 MiB on both).
+inline constexpr double kNextUseHalfLife = 16.0;
 
 struct EvictorParams {
   int32_t n_layer = 0;

@@ -44,6 +44,9 @@ Result<std::unique_ptr<ExpertCache>> ExpertCache::create(const ExpertCacheParams
     return invalid_argument_error("expert cache: bad parameters (n_layer " + std::to_string(p.n_layer) +
                                   ", n_expert " + std::to_string(p.n_expert) + ", slot_bytes " +
                                   std::to_string(p.slot_bytes) + ", min_slots " + std::to_string(p.min_slots) + ")");
+  if (p.n_expert_used < 0 || p.n_expert_used > p.n_expert)
+    return invalid_argument_error("expert cache: n_expert_used " + std::to_string(p.n_expert_used) +
+                                  " outside [0, n_expert " + std::to_string(p.n_expert) + "]");
   if (!p.entry_bytes.empty()) {
     if (p.backed)
       return invalid_argument_error("expert cache: per-layer entry sizes need backed = false (a slot holds any entry)");
@@ -63,7 +66,7 @@ Result<std::unique_ptr<ExpertCache>> ExpertCache::create(const ExpertCacheParams
     EvictorParams ep;
     ep.n_layer = p.n_layer;
     ep.n_expert = p.n_expert;
-    ep.n_expert_used = p.min_slots;
+    ep.n_expert_used = p.n_expert_used > 0 ? p.n_expert_used : p.min_slots;
     ep.entry_bytes = c->cost_;
     ep.half_life_tokens = p.half_life_tokens;
     ep.next_use_half_life = p.next_use_half_life;

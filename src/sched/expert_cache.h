@@ -64,6 +64,9 @@ struct ExpertCacheParams {
   EvictionPolicy policy = kDefaultEvictionPolicy;
   double half_life_tokens = 16.0;  // lfu_aged
   double next_use_half_life = kNextUseHalfLife;
+  // Experts each token selects per layer (k: next_use's prior rate k / n_expert);
+  // 0 = min_slots.
+  int32_t n_expert_used = 0;
   // false: bookkeeping only, no memory (slot_data() is null): trace replays.
   bool backed = true;
   // Bytes one entry of each layer takes from the budget (n_layer values);
@@ -130,6 +133,8 @@ class ExpertCache {
   // Bytes the entries take now, and the most they may take.
   size_t used_bytes() const noexcept { return used_; }
   size_t capacity_bytes() const noexcept { return capacity_bytes_; }
+  // The budget share kept for scratch outside the entries (ExpertCacheParams::reserved_bytes).
+  size_t reserved_bytes() const noexcept { return p_.reserved_bytes; }
 
   // The slot holding (or filling) (layer, expert), or -1.
   int32_t lookup(int32_t layer, int32_t expert) const noexcept;

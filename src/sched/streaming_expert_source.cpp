@@ -59,6 +59,7 @@ ExpertCacheParams cache_params(const Model& m, const StreamingParams& p, const S
   cp.budget_bytes = p.budget_bytes;
   cp.policy = p.policy;
   cp.half_life_tokens = p.half_life_tokens;
+  cp.n_expert_used = std::min(std::max(hp.n_expert_used, 1), hp.n_expert);
   return cp;
 }
 
@@ -72,6 +73,14 @@ Result<size_t> StreamingExpertSource::min_budget_bytes(const Model& model, const
 StreamingExpertSource::StreamingExpertSource(const Model& model, const StreamingParams& p, SlotLayout layout,
                                              int32_t c)
     : model_(model), p_(p), layout_(std::move(layout)), c_(c), predictor_(model, std::max(c, 1)) {}
+
+size_t StreamingExpertSource::one_token_budget_bytes() const noexcept {
+  const Hparams& hp = model_.hparams();
+  size_t layers = 0;
+  for (int32_t l = 0; l < hp.n_layer && l < layout_.n_layer(); ++l) layers += layout_.layer_has_experts(l) ? 1 : 0;
+  const size_t entries = layers * static_cast<size_t>(std::max(hp.n_expert_used, 1));
+  return cache_->reserved_bytes() + entries * layout_.slot_bytes();
+}
 
 StreamingExpertSource::~StreamingExpertSource() {
   cur_.clear();  // unpin before the cache goes

@@ -140,6 +140,12 @@ class StreamingExpertSource final : public ExpertSource {
   int32_t prefetch_c() const noexcept { return c_; }
   const std::string& backend_name() const noexcept { return backend_name_; }
   const SlotLayout& layout() const noexcept { return layout_; }
+  // The budget one token's selected experts need (bytes): scheduler scratch
+  // plus n_expert_used slots for every trunk layer with routed experts. Below
+  // it an LRU cache evicts each entry just before the layer order needs it
+  // again (0 hits); next_use degrades gracefully, but every token reads most
+  // of its experts.
+  size_t one_token_budget_bytes() const noexcept;
 
   // Totals over finished batches, and the last finished batch alone (copies:
   // another thread may read them while the Context decodes).

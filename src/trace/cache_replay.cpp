@@ -34,6 +34,7 @@ Result<ReplayResult> replay_cache(const RouteTrace& trace, const ReplayOptions& 
   cp.slot_bytes = trace.max_expert_bytes();
   cp.alignment = 1;
   cp.min_slots = k;
+  cp.n_expert_used = k;
   cp.budget_bytes = opt.budget_bytes;
   cp.backed = false;
   cp.entry_bytes = trace.expert_bytes;

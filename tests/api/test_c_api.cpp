@@ -348,6 +348,18 @@ TEST_CASE("C API: streamed experts give the resident text; budget and statistics
   CHECK(st.hit_rate >= 0.0);
   CHECK(st.hit_rate <= 1.0);
   CHECK(st.read_errors == 0);
+  CHECK(st.one_token_budget_bytes > 0);
+  CHECK(les_context_default_params().eviction == LES_EVICTION_NEXT_USE);
+  {
+    // A caller built against the first les_stream_stats (without one_token_budget_bytes)
+    // still gets its fields, and nothing is written past them.
+    les_stream_stats v1;
+    std::memset(&v1, 0xAB, sizeof v1);
+    v1.struct_size = static_cast<uint32_t>(offsetof(les_stream_stats, one_token_budget_bytes));
+    REQUIRE(les_context_stream_stats(c, &v1) == LES_OK);
+    CHECK(v1.budget_bytes == st.budget_bytes);
+    CHECK(v1.one_token_budget_bytes == 0xABABABABABABABABull);
+  }
   les_stream_layer_stats ls;
   ls.struct_size = sizeof ls;
   REQUIRE(les_context_stream_layer_stats(c, 7, &ls) == LES_OK);

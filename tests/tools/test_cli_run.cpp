@@ -133,6 +133,24 @@ TEST_CASE("les synth writes a preset; bad presets exit 2", "[cli]") {
   CHECK(bad.err.find("tiny") != std::string::npos);
 }
 
+TEST_CASE("les run warns when the budget is below one token's worth of experts", "[cli]") {
+  // synthetic/qwen3moe-Q4_K_M: the warning names the budget and one token's worth.
+  LES_REQUIRE_FIXTURE(model, "synthetic/qwen3moe-Q4_K_M.gguf");
+  const std::string args = "run -m " + sh_quote(model) + " -p 'Hello world' -n 2 --temp 0 --ignore-eos --budget-mb ";
+  const RunResult small = run_les(args + "1");
+  REQUIRE(small.exit_code == 0);
+  CHECK(small.err.find("warning: --budget-mb 1.0 is below one token's worth of experts") != std::string::npos);
+  const RunResult large = run_les(args + "4096");
+  REQUIRE(large.exit_code == 0);
+  CHECK(large.err.find("below one token's worth") == std::string::npos);
+  const RunResult bad = run_les(args + "4096 --eviction mru");
+  CHECK(bad.exit_code == 2);
+  for (const char* p : {"next_use", "lfu_aged", "lru"}) {
+    INFO(p);
+    CHECK(run_les(args + "4096 --eviction " + p).exit_code == 0);
+  }
+}
+
 TEST_CASE("les run --budget-mb: every fixture model prints the resident run's greedy text", "[cli]") {
   // Streaming experts through a 4 MiB cache must not change a single token;
   // a dense model has nothing to stream and runs resident with a note.

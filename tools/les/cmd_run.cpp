@@ -81,7 +81,7 @@ int run(RunOptions o) {
   if (int rc = validate_model_options(kTool, o.model)) return rc;
   if (int rc = validate_sampling_options(kTool, o.sampling)) return rc;
   const ModelOptions& m = o.model;
-  if (m.budget_mb == 0 && (o.stats || m.prefetch_c != -1 || m.io != "auto" || m.eviction != "lfu_aged"))
+  if (m.budget_mb == 0 && (o.stats || m.prefetch_c != -1 || m.io != "auto" || m.eviction != "next_use"))
     std::fprintf(stderr, "les run: note: --stats, --prefetch-c, --io and --eviction only apply with --budget-mb > 0\n");
   if (!o.prompt_file.empty()) {
     auto text = read_prompt_file(o.prompt_file);
@@ -96,6 +96,17 @@ int run(RunOptions o) {
   ContextHandle ctx;
   bool streaming = false;
   if (int rc = open_model(kTool, o.model, model, ctx, &streaming)) return rc;
+  if (streaming) {
+    // Below one token's worth of experts the layer order evicts what the next
+    // token needs first: the cache still hits (next_use) but reads most experts.
+    les_stream_stats s{};
+    s.struct_size = sizeof s;
+    if (les_context_stream_stats(ctx.p, &s) == LES_OK && s.budget_bytes < s.one_token_budget_bytes)
+      std::fprintf(stderr,
+                   "les run: warning: --budget-mb %.1f is below one token's worth of experts (%.1f MiB: top-k "
+                   "experts of every MoE layer plus scratch); most experts are read again every token\n",
+                   m.budget_mb, static_cast<double>(s.one_token_budget_bytes) / (1024.0 * 1024.0));
+  }
   char streamed[96] = "";
   if (streaming) std::snprintf(streamed, sizeof streamed, ", experts streamed (budget %.1f MiB)", m.budget_mb);
   std::fprintf(stderr, "les run: %s, n_ctx %d, seed %llu%s\n", model_desc(model.p).c_str(), les_context_n_ctx(ctx.p),

@@ -53,8 +53,8 @@ void add_model_options(CLI::App* cmd, ModelOptions& o) {
   cmd->add_option("--io", o.io, "I/O backend for streamed experts: auto, pread, io_uring")
       ->check(CLI::IsMember({"auto", "pread", "io_uring"}))
       ->capture_default_str();
-  cmd->add_option("--eviction", o.eviction, "Expert cache eviction: lru, lfu_aged")
-      ->check(CLI::IsMember({"lru", "lfu_aged"}))
+  cmd->add_option("--eviction", o.eviction, "Expert cache eviction: next_use, lfu_aged, lru")
+      ->check(CLI::IsMember({"next_use", "lfu_aged", "lru"}))
       ->capture_default_str();
 }
 
@@ -127,7 +127,9 @@ int open_model(const char* tool, ModelOptions& o, ModelHandle& model, ContextHan
   cp.expert_budget_bytes = static_cast<uint64_t>(std::ceil(o.budget_mb * 1024.0 * 1024.0));
   cp.prefetch_candidates = o.prefetch_c;
   cp.io_backend = o.io == "io_uring" ? LES_IO_IO_URING : o.io == "pread" ? LES_IO_PREAD : LES_IO_AUTO;
-  cp.eviction = o.eviction == "lru" ? LES_EVICTION_LRU : LES_EVICTION_LFU_AGED;
+  cp.eviction = o.eviction == "lru"        ? LES_EVICTION_LRU
+                : o.eviction == "lfu_aged" ? LES_EVICTION_LFU_AGED
+                                           : LES_EVICTION_NEXT_USE;
   if (les_status st = les_context_create(model.p, &cp, &ctx.p); st != LES_OK)
     return fail_c(tool, "creating the context", st, les_last_error(), st == LES_ERR_INVALID_ARGUMENT ? 2 : 1);
   const int32_t n_ctx_train = les_model_n_ctx_train(model.p);

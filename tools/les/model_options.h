@@ -27,7 +27,7 @@ struct ModelOptions {
   double budget_mb = 0;      // > 0: stream routed experts through this budget
   int32_t prefetch_c = -1;
   std::string io = "auto";
-  std::string eviction = "lfu_aged";
+  std::string eviction = "next_use";
 };
 
 // Adds -m, -t, -c, --kv-type, --budget-mb, --prefetch-c, --io, --eviction.

@@ -26,6 +26,7 @@ public final class ContextParams {
   /** Expert cache eviction policies ({@code les_eviction_policy}). */
   public static final int EVICTION_LFU_AGED = 0;
   public static final int EVICTION_LRU = 1;
+  public static final int EVICTION_NEXT_USE = 2;
 
   /**
    * 0 = routed experts resident (in the model's memory map); greater than 0 = experts are streamed
@@ -38,7 +39,7 @@ public final class ContextParams {
   public int prefetchCandidates;
   /** How expert bytes are read: IO_AUTO (io_uring where allowed, else pread), IO_PREAD, ... */
   public int ioBackend;
-  /** Expert cache eviction: EVICTION_LFU_AGED (default) or EVICTION_LRU. */
+  /** Expert cache eviction: EVICTION_NEXT_USE (default), EVICTION_LFU_AGED or EVICTION_LRU. */
   public int eviction;
 
   public ContextParams() {

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Eviction-policy table on recorded routing traces (issue 15).
+
+Runs bench_trace (cache-only mode) on every trace, at every budget, for every
+LES eviction policy plus lru and the offline optimum, without hints and with
+simulated lookahead hints of the given recalls, and writes
+  OUT.json  {"machine", "traces": {name: {"no_hints": bench_trace JSON,
+             "recall_R": ..., "timing": bench_trace JSON with --timing}}}
+  OUT.md    one markdown table per trace (hit rate %, rows = budgets,
+            columns = policies, without / with hints), the default marked.
+Cache-only replays are deterministic (fixed seed), so they need no quiet
+machine; the --timing pass (policy cost per decoded token) does: run this
+script under `flock -x /work/cpu.lock` when timing.
+
+  bench/policy_table.py --bench build/bench/bench_trace \
+      --traces ../shared/fixtures/traces/*.route.csv --out bench/results/policy_table-DATE-MACHINE
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+
+
+def run(bench, args):
+    out = subprocess.run([bench] + args + ["--json"], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", required=True)
+    ap.add_argument("--traces", nargs="+", required=True)
+    ap.add_argument("--budgets-mb", default="500,1000,1500,2000,3000,4000,6000,8000")
+    ap.add_argument("--recall", type=float, action="append", default=None)
+    ap.add_argument("--timing", type=int, default=0, help="replays per cell for ns/token (0 = skip)")
+    ap.add_argument("--out", required=True, help="output path without extension")
+    a = ap.parse_args()
+    recalls = a.recall or [0.886]
+    doc = {"machine": {"node": platform.node(), "cpu": platform.processor() or platform.machine(),
+                       "cores": os.cpu_count()},
+           "method": "bench_trace cache-only replay (src/trace/cache_replay.h accounting); hints simulated",
+           "budgets_mb": a.budgets_mb, "traces": {}}
+    md = ["# Eviction policies on recorded routing traces", "",
+          "Decode hit rate (%) of LES's expert cache replaying each trace (bench_trace, cache only: one lookup "
+          "per distinct expert of a (token, layer), prefill warms, decode counted, budget = bytes of expert "
+          "data). `optimal` = Belady on the same cache. `+hints r` = simulated lookahead hints of recall r "
+          "(they inform eviction only). * = the default policy of `les run`.", ""]
+    for path in a.traces:
+        name = os.path.basename(path).replace(".route.csv", "")
+        entry = {"no_hints": run(a.bench, ["--trace", path, "--budgets-mb", a.budgets_mb])}
+        for r in recalls:
+            entry["recall_%g" % r] = run(a.bench, ["--trace", path, "--budgets-mb", a.budgets_mb, "--recall", str(r)])
+        if a.timing > 0:
+            entry["timing"] = run(a.bench, ["--trace", path, "--budgets-mb", a.budgets_mb, "--timing", str(a.timing)])
+        doc["traces"][name] = entry
+        base = entry["no_hints"]
+        policies = []
+        for r in base["results"]:
+            if r["policy"] not in policies:
+                policies.append(r["policy"])
+        default = next((r["policy"] for r in base["results"] if r["default"]), None)
+        cols = [(p, "no_hints") for p in policies]
+        cols += [(p, "recall_%g" % r) for r in recalls for p in policies if p not in ("lru", "optimal")]
+        head = ["budget MiB"] + [(p + ("*" if p == default else "")) + ("" if k == "no_hints" else " +hints r=" + k[7:])
+                                 for p, k in cols]
+        md += ["## %s (%s, %d layers, %d experts, top-%d, %d decode tokens; one token's experts %.0f MiB)" %
+               (name, base["arch"], base["n_layer"], base["n_expert"], base["n_expert_used"], base["decode_tokens"],
+                base["one_token_bytes"] / 2**20), "",
+               "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        budgets = sorted({r["budget_mb"] for r in base["results"]})
+        for b in budgets:
+            row = ["%g" % b]
+            for p, k in cols:
+                hit = next(r["hit_rate"] for r in entry[k]["results"] if r["budget_mb"] == b and r["policy"] == p)
+                row.append("%.1f" % (100 * hit))
+            md.append("| " + " | ".join(row) + " |")
+        if a.timing > 0:
+            md += ["", "Policy + cache bookkeeping cost, ns per decoded token (median of %d replays):" % a.timing, "",
+                   "| budget MiB | " + " | ".join(policies) + " |", "|" + "---|" * (len(policies) + 1)]
+            t = {(x["budget_mb"], x["policy"]): x["ns_per_token"] for x in entry["timing"]["timing"]}
+            for b in budgets:
+                md.append("| %g | " % b + " | ".join("%.0f" % t[(b, p)] for p in policies) + " |")
+        md.append("")
+    with open(a.out + ".json", "w") as f:
+        json.dump(doc, f, indent=1)
+    with open(a.out + ".md", "w") as f:
+        f.write("\n".join(md))
+    print("wrote %s.json and %s.md" % (a.out, a.out))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
