@@ -2,8 +2,10 @@
 // token by token, streaming each piece of text through a callback.
 //
 // Loop (one stream):
-//   tokens = tokenize(prompt, add BOS iff the vocab says so)
-//   ctx.decode(tokens)                                   <- prefill (batched)
+//   tokens = tokenize(prompt, add BOS iff the vocab says so and the context is
+//            empty; control-token texts parsed iff parse_special)
+//   ctx.decode(tokens)                                   <- prefill (batched; evaluates
+//                                                           a pending token first)
 //   repeat: t = sampler.sample(ctx.logits()); sampler.accept(t)
 //           stop if t is end-of-generation (EOS/EOG) and !ignore_eos (t not emitted)
 //           text = detokenizer.push(t)   (incomplete UTF-8 held back)
@@ -11,13 +13,25 @@
 //           stop at a stop string (its text and what follows are not emitted),
 //           at n_predict tokens, on a full context, or when the callback returns false
 //           ctx.decode({t})                              <- decode
-// The prompt's tokens are accepted into the sampler's penalty window first.
+// The context's last tokens (as many as the penalty window holds) and the
+// prompt's are accepted into the sampler first, so a continuation samples as
+// one long generation would.
+//
+// Sessions: a context is a conversation. A later call continues it: no BOS,
+// and the last token the previous call delivered (left pending in the
+// context, see context.h) is evaluated with the new prompt. At the end the
+// last delivered token stays pending unless it was evaluated (a stop at EOS
+// leaves nothing pending: the EOS token is not part of the context) or the
+// context is full (then it is delivered but dropped). An empty prompt
+// continues from the pending token or the current logits.
 // With GenerateParams::speculative, the decode is a speculative step instead
 // (core/speculative/speculative_decoder.h): it evaluates t with drafted
 // tokens in one verify pass and returns several tokens at once, which the
 // loop then delivers one by one as above (the verifier already sampled and
-// accepted them); a stop in the middle of them rolls the context back so it
-// ends exactly as plain decoding would leave it.
+// accepted them; the context remembers the accepted ones and drops the
+// rejected ones). A stop in the middle of them rolls the context back so it
+// ends exactly as plain decoding would leave it: the same token ids, the
+// last delivered token pending.
 //
 // Timing (std::chrono::steady_clock): prefill = the prompt's decode call;
 // decode = the whole decode phase, from the end of the prefill to the last
@@ -48,6 +62,7 @@ struct GenerateParams {
   int32_t n_predict = 128;          // max tokens to generate; < 0 = until EOS / full context
   bool ignore_eos = false;          // keep generating past EOS/EOG tokens (they emit no text)
   std::vector<std::string> stop;    // stop strings (empty strings are ignored)
+  bool parse_special = false;       // control-token texts in the prompt become their ids (chat prompts)
   // Speculative decoding (drafter, draft-length policy, statistics), or null
   // for plain decoding. Borrowed; used exclusively for the call.
   SpeculativeDecoder* speculative = nullptr;
@@ -57,7 +72,7 @@ enum class StopReason { eos, stop_string, n_predict, context_full, cancelled };
 const char* stop_reason_name(StopReason r) noexcept;  // "eos", "stop_string", ...
 
 struct GenerateStats {
-  int32_t n_prompt_tokens = 0;
+  int32_t n_prompt_tokens = 0;      // tokens of this call's prompt (BOS included when added)
   int32_t n_generated = 0;          // tokens sampled and accepted (an EOS that stopped the loop excluded)
   int32_t n_decoded = 0;            // generated tokens that decode-phase passes produced (all but the
                                     // first, which the prefill's logits give)
@@ -85,10 +100,10 @@ using TextCallback = std::function<bool(std::string_view text)>;
 using TokenTextCallback = std::function<bool(int32_t token, std::string_view text)>;
 
 // Runs the loop above on `ctx` from its current position. Errors:
-// invalid_argument (empty prompt after tokenization), context_full (the prompt
-// does not fit in the room left: as Context::decode; nothing is decoded), the
-// errors of tokenize/decode/sample (with context). Stopping for any
-// StopReason is success.
+// invalid_argument (an empty prompt with nothing to continue from),
+// context_full (the prompt does not fit in the room left: as Context::decode;
+// nothing is decoded), the errors of tokenize/decode/sample (with context).
+// Stopping for any StopReason is success.
 Result<GenerateStats> generate(Context& ctx, const Tokenizer& tokenizer, Sampler& sampler, std::string_view prompt,
                                const GenerateParams& params, const TextCallback& on_text);
 
@@ -96,5 +111,12 @@ Result<GenerateStats> generate(Context& ctx, const Tokenizer& tokenizer, Sampler
 Result<GenerateStats> generate_tokens(Context& ctx, const Tokenizer& tokenizer, Sampler& sampler,
                                       std::string_view prompt, const GenerateParams& params,
                                       const TokenTextCallback& on_token);
+
+// The same loop from prompt ids the caller tokenized (BOS included by the
+// caller where wanted; parse_special does not apply). Errors as above, plus
+// invalid_argument for an id out of the vocabulary.
+Result<GenerateStats> generate_from_ids(Context& ctx, const Tokenizer& tokenizer, Sampler& sampler,
+                                        std::vector<int32_t> prompt_tokens, const GenerateParams& params,
+                                        const TokenTextCallback& on_token);
 
 }  // namespace les

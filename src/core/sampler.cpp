@@ -40,7 +40,14 @@ Sampler::Sampler(const SamplerParams& p) : params_(p), rng_(p.seed) {}
 
 Result<Sampler> Sampler::create(const SamplerParams& params) {
   LES_RETURN_IF_ERROR(validate(params));
-  return Sampler(params);
+  SamplerParams p = params;
+  if (p.seed == kRandomSeed) {
+    // 64 bits from the OS's entropy source; never kRandomSeed itself.
+    std::random_device rd;
+    do p.seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+    while (p.seed == kRandomSeed);
+  }
+  return Sampler(p);
 }
 
 void Sampler::accept(int32_t token) {

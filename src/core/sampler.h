@@ -18,7 +18,8 @@
 // are not used.
 //
 // Randomness: a std::mt19937_64 owned by the sampler, seeded from
-// SamplerParams::seed; a draw uses the top 53 bits of one 64-bit output as a
+// SamplerParams::seed (kRandomSeed: a seed drawn from std::random_device at
+// create(), which params().seed then reports); a draw uses the top 53 bits of one 64-bit output as a
 // uniform double in [0, 1) (no std:: distributions, whose output differs
 // between standard libraries). Same seed + same logits + same accepted tokens
 // => same tokens (across platforms too, up to last-bit differences of std::exp
@@ -37,6 +38,10 @@
 
 namespace les {
 
+// SamplerParams::seed value meaning "draw a random seed" (llama.cpp's
+// LLAMA_DEFAULT_SEED idea, widened to 64 bits).
+inline constexpr uint64_t kRandomSeed = ~uint64_t{0};
+
 struct SamplerParams {
   float temperature = 0.8f;        // >= 0; 0 = greedy
   int32_t top_k = 40;              // >= 0; 0 = disabled
@@ -46,7 +51,7 @@ struct SamplerParams {
   float presence_penalty = 0.0f;   // subtracted once from each token seen in the window; 0 = disabled
   float frequency_penalty = 0.0f;  // subtracted per occurrence in the window; 0 = disabled
   int32_t penalty_last_n = 64;     // >= 0; window of accepted tokens for the penalties; 0 = no penalties
-  uint64_t seed = 0;               // RNG seed
+  uint64_t seed = 0;               // RNG seed; kRandomSeed = random (reported by Sampler::params())
 };
 
 // Checks every field; invalid_argument naming the field and its value otherwise.
@@ -65,7 +70,8 @@ struct TokenProbs {
 
 class Sampler {
  public:
-  // Errors: invalid_argument from validate().
+  // Errors: invalid_argument from validate(). A kRandomSeed seed is replaced
+  // by a random one (params().seed tells which).
   static Result<Sampler> create(const SamplerParams& params);
 
   // Picks the next token from `logits` (n_vocab floats, index = token id).

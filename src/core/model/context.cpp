@@ -49,14 +49,24 @@ Result<std::unique_ptr<Context>> Context::create(const Model& model, const Conte
       new Context(model, SequenceState(std::move(kv), std::move(rec)), q, std::move(experts)));
 }
 
-Status Context::decode(std::span<const int32_t> tokens, bool all_logits, bool rows_as_decode) {
-  const int64_t n = static_cast<int64_t>(tokens.size());
-  if (n == 0) return invalid_argument_error("decode: no tokens");
+Status Context::decode(std::span<const int32_t> caller_tokens, bool all_logits, bool rows_as_decode) {
+  if (caller_tokens.empty() && pending_ < 0) return invalid_argument_error("decode: no tokens");
   const int32_t n_vocab = model_.hparams().n_vocab;
-  for (int64_t i = 0; i < n; ++i)
-    if (tokens[i] < 0 || tokens[i] >= n_vocab)
-      return invalid_argument_error("decode: token id " + std::to_string(tokens[i]) + " at index " +
+  for (size_t i = 0; i < caller_tokens.size(); ++i)
+    if (caller_tokens[i] < 0 || caller_tokens[i] >= n_vocab)
+      return invalid_argument_error("decode: token id " + std::to_string(caller_tokens[i]) + " at index " +
                                     std::to_string(i) + " out of range [0, " + std::to_string(n_vocab) + ")");
+  // The pending token goes first, in the same batch; its logits row is not returned.
+  std::vector<int32_t> with_pending;
+  std::span<const int32_t> tokens = caller_tokens;
+  const int64_t skip = pending_ >= 0 ? 1 : 0;
+  if (skip) {
+    with_pending.reserve(caller_tokens.size() + 1);
+    with_pending.push_back(pending_);
+    with_pending.insert(with_pending.end(), caller_tokens.begin(), caller_tokens.end());
+    tokens = with_pending;
+  }
+  const int64_t n = static_cast<int64_t>(tokens.size());
   LES_RETURN_IF_ERROR(seq_.check_room(n));
 
   const int32_t n_past0 = seq_.n_past();
@@ -69,7 +79,7 @@ Status Context::decode(std::span<const int32_t> tokens, bool all_logits, bool ro
   scratch_.attn.rows_as_decode = rows_as_decode;
   scratch_.ffn.union_experts = 0;
   scratch_.ffn.union_bytes = 0;
-  std::vector<float> all, hidden;
+  std::vector<float> all, hidden;  // with the pending token's row; dropped below
   if (all_logits) all.resize(static_cast<size_t>(n) * n_vocab);
   if (params_.output_hidden) hidden.resize(static_cast<size_t>(n * E));
   for (int64_t c0 = 0; c0 < n; c0 += params_.n_batch) {
@@ -82,7 +92,7 @@ Status Context::decode(std::span<const int32_t> tokens, bool all_logits, bool ro
     if (!st.ok()) {
       // Drop the chunks of this call already appended (and the recurrent updates).
       if (!seq_.restore(n_past0).ok()) {
-        seq_.reset();
+        reset();
         st = st.with_context("the sequence was reset (its recurrent state could not return to position " +
                              std::to_string(n_past0) + ")");
       }
@@ -96,11 +106,15 @@ Status Context::decode(std::span<const int32_t> tokens, bool all_logits, bool ro
     }
   }
   if (own_checkpoint) seq_.drop_checkpoint();
+  if (skip && all_logits) all.erase(all.begin(), all.begin() + n_vocab);
+  if (skip && params_.output_hidden) hidden.erase(hidden.begin(), hidden.begin() + E);
   logits_all_ = std::move(all);
   hidden_ = std::move(hidden);
   has_all_ = all_logits;
-  all_pos0_ = n_past0;
+  all_pos0_ = n_past0 + static_cast<int32_t>(skip);
   union_ = {scratch_.ffn.union_experts, scratch_.ffn.union_bytes};
+  tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
+  pending_ = -1;
   return Status();
 }
 
@@ -117,15 +131,42 @@ void Context::reset() noexcept {
   logits_all_.clear();
   hidden_.clear();
   has_all_ = false;
+  tokens_.clear();
+  pending_ = -1;
 }
 
 Status Context::trim(int32_t n_keep) {
-  LES_RETURN_IF_ERROR(seq_.trim(n_keep));
+  if (n_keep < 0 || n_keep > n_tokens())
+    return invalid_argument_error("trim: n_keep " + std::to_string(n_keep) + " is outside [0, " +
+                                  std::to_string(n_tokens()) + "] (the tokens in the context)");
+  if (n_keep == n_tokens()) return Status();
+  if (n_keep == n_past()) {  // only the pending token goes
+    pending_ = -1;
+    return Status();
+  }
+  LES_RETURN_IF_ERROR(seq_.trim(n_keep));  // may refuse (recurrent state): nothing changed then
+  pending_ = -1;
+  tokens_.resize(static_cast<size_t>(n_keep));
+  // logits() becomes the kept last position's row when the last decode
+  // computed it (a speculative verify pass), else it is gone (it belonged to
+  // a dropped position).
   const int64_t row = static_cast<int64_t>(n_keep) - 1 - all_pos0_;
   const size_t n_vocab = static_cast<size_t>(model_.hparams().n_vocab);
   if (has_all_ && row >= 0 && static_cast<size_t>(row + 1) * n_vocab <= logits_all_.size())
     logits_.assign(logits_all_.begin() + row * static_cast<int64_t>(n_vocab),
                    logits_all_.begin() + (row + 1) * static_cast<int64_t>(n_vocab));
+  else
+    logits_.clear();
+  return Status();
+}
+
+Status Context::set_pending(int32_t token) {
+  if (token < 0 || token >= model_.hparams().n_vocab)
+    return invalid_argument_error("set_pending: token id " + std::to_string(token) + " out of range [0, " +
+                                  std::to_string(model_.hparams().n_vocab) + ")");
+  if (pending_ >= 0) return invalid_argument_error("set_pending: a pending token is already set");
+  LES_RETURN_IF_ERROR(seq_.check_room(1));
+  pending_ = token;
   return Status();
 }
 

@@ -2,6 +2,13 @@
 // hybrid models, the recurrent state) plus
 // forward-pass scratch and the logits of the last decode.
 //
+// A Context is a session: it remembers the token ids of its positions
+// (tokens()), and may hold one pending token, accepted into the sequence but
+// not evaluated yet (the last token a generation delivered: evaluating it
+// right away would cost a forward pass nobody may need). The next decode()
+// evaluates the pending token first, in the same batch, so a conversation
+// continues exactly where the last generation stopped.
+//
 // Usage: auto ctx = Context::create(model, {}); ctx->decode(prompt_ids);
 // then argmax over ctx->logits(); ctx->decode({next_id}); ...
 //
@@ -52,12 +59,16 @@ class Context {
   static Status check_params(const ContextParams& p);
 
   // Appends tokens at positions n_past()..n_past()+n-1 and runs the forward pass
-  // (batched prefill in chunks of n_batch). Afterwards logits() holds the last
-  // token's logits (n_vocab floats); with all_logits, logits_all() holds n x n_vocab
-  // (token-major). Errors: invalid_argument (empty, token id out of range),
-  // context_full (n_past + n > n_ctx; nothing appended), errors of the expert
-  // source. On error, n_past(), the sequence state (KV cache and recurrent
-  // state: rolled back) and the logits are unchanged.
+  // (batched prefill in chunks of n_batch); a pending token is evaluated first,
+  // in the same batch. Afterwards logits() holds the last token's logits
+  // (n_vocab floats); with all_logits, logits_all() holds n x n_vocab
+  // (token-major; `tokens` only, never the pending token's row; likewise
+  // hidden_all()). Errors: invalid_argument (no tokens and none pending, token
+  // id out of range), context_full (n_tokens() + n > n_ctx; nothing appended),
+  // errors of the expert source. On error, n_past(), pending(), the sequence
+  // state (KV cache and recurrent state: rolled back) and the logits are
+  // unchanged (if a recurrent state cannot return, the context is reset and
+  // the message says so).
   // rows_as_decode: compute each row bit-identical to decoding it alone (a
   // speculative verify pass; AttentionLayerScratch::rows_as_decode). Without
   // it a batch follows llama.cpp's batched attention order for an F16 KV
@@ -74,14 +85,17 @@ class Context {
   int n_threads() const noexcept { return params_.n_threads; }
   const Model& model() const noexcept { return model_; }
 
-  void reset() noexcept;           // clears the sequence state (n_past = 0)
-  // Keeps the first n_keep positions (speculative rollback, conversation
-  // trimming): any n_keep <= n_past for attention-only models; with a
-  // recurrent (linear-attention) state, see SequenceState::rollback (0, n_past,
-  // or within reach of a checkpoint). When the last decode computed every
-  // row's logits and one of its rows is position n_keep - 1, logits() becomes
-  // that row (the rolled-back sequence's last logits); otherwise logits() is
-  // left as it was. Errors: invalid_argument (nothing changes).
+  void reset() noexcept;           // clears the sequence state, the token ids and the pending token
+  // Keeps the first n_keep tokens of the sequence (positions, then the pending
+  // token: n_keep == n_past() drops only the pending token). Any n_keep <=
+  // n_past() for attention-only models; with a recurrent (linear-attention)
+  // state, see SequenceState::rollback (0, n_past, or within reach of a
+  // checkpoint). Errors: invalid_argument (n_keep < 0 or > n_tokens(), or a
+  // position the recurrent state cannot return to); nothing changes then.
+  // After dropping positions, logits() is the kept last position's row when
+  // the last decode computed every row's logits and holds that row (a
+  // speculative verify pass rolled back), else empty (has_logits() false);
+  // logits_all() and hidden_all() still describe the last decode.
   Status trim(int32_t n_keep);
   // Marks the sequence state at n_past() so that trim() can return to any of
   // the next max_replay positions (SequenceState::checkpoint). Errors:
@@ -98,6 +112,26 @@ class Context {
     uint64_t bytes = 0;
   };
   ExpertUnion last_expert_union() const noexcept { return union_; }
+
+  // Session: the ids of positions 0..n_past()-1 in order.
+  std::span<const int32_t> tokens() const noexcept { return tokens_; }
+  // The pending token, or -1 (none).
+  int32_t pending() const noexcept { return pending_; }
+  // n_past() plus the pending token, if any: what the sequence holds.
+  int32_t n_tokens() const noexcept { return n_past() + (pending_ >= 0 ? 1 : 0); }
+  // Sets the pending token. Errors: invalid_argument (id out of range, or a
+  // pending token already set), context_full (no position left for it).
+  Status set_pending(int32_t token);
+  // True when logits() belongs to position n_past() - 1 (false before the
+  // first decode, after reset, and after a trim that dropped that position).
+  bool has_logits() const noexcept { return !logits_.empty(); }
+
+  // The session's state (tokens, pending token, KV cache rows, recurrent
+  // state) in the format of core/model/session_state.h, and back.
+  // load_state() checks everything before changing anything: on error the
+  // context is unchanged. Defined in session_state.cpp.
+  Result<std::vector<uint8_t>> save_state() const;
+  Status load_state(std::span<const uint8_t> bytes);
 
   // Debug hook: called per MoE layer with the router's decisions (tests, statistics).
   void set_router_observer(RouterObserver obs) { observers_.router = std::move(obs); }
@@ -129,6 +163,8 @@ class Context {
   bool has_all_ = false;
   int32_t all_pos0_ = 0;  // position of logits_all_'s first row
   ExpertUnion union_;
+  std::vector<int32_t> tokens_;  // ids of positions 0..n_past()-1
+  int32_t pending_ = -1;
 };
 
 }  // namespace les

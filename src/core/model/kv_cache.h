@@ -63,6 +63,10 @@ class KvCache {
   const uint8_t* k_data(int32_t il) const noexcept { return k_[static_cast<size_t>(il)].empty() ? nullptr : k_[static_cast<size_t>(il)].data(); }
   const uint8_t* v_data(int32_t il) const noexcept { return v_[static_cast<size_t>(il)].empty() ? nullptr : v_[static_cast<size_t>(il)].data(); }
   size_t memory_bytes() const noexcept;
+  // Writable rows of a kept layer, for restoring a saved state
+  // (session_state.h); null for a layer without K/V. Precondition: il in range.
+  uint8_t* k_data_mut(int32_t il) noexcept { return k_[static_cast<size_t>(il)].empty() ? nullptr : k_[static_cast<size_t>(il)].data(); }
+  uint8_t* v_data_mut(int32_t il) noexcept { return v_[static_cast<size_t>(il)].empty() ? nullptr : v_[static_cast<size_t>(il)].data(); }
 
  private:
   KvCacheParams p_;
