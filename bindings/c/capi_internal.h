@@ -32,6 +32,7 @@ struct ModelState {
   const Tokenizer* tokenizer = nullptr;  // the model's own (Model::tokenizer())
   std::shared_ptr<spdlog::logger> logger;
   les_model_params params{};
+  std::atomic<bool> warned_chat_fallback{false};  // the ChatML fallback is logged once per model
 };
 
 les_status to_c_status(StatusCode code) noexcept;
@@ -126,5 +127,5 @@ struct les_context {
   // les_context_cancel(): pending until a les_generate() consumes it (les_generate.h).
   std::atomic<bool> cancel{false};
   les::GenerateStats last_stats;
-  bool has_logits = false;
+  uint64_t last_seed = 0;  // the sampler seed of the last les_generate()
 };

@@ -27,7 +27,8 @@ les::Result<les::chat::ResolvedTemplate> resolve(const les_model* model, const c
     }
   }
   auto r = les::chat::resolve_template(requested, model_template);
-  if (r.ok() && !r->warning.empty()) model->state->logger->warn("{}", r->warning);
+  if (r.ok() && !r->warning.empty() && !model->state->warned_chat_fallback.exchange(true))
+    model->state->logger->warn("{}", r->warning);
   return r;
 }
 

@@ -137,7 +137,6 @@ les_status decode(const char* fn, les_context* ctx, const les_token* tokens, int
           return fail(les::invalid_argument_error(std::string(fn) + ": tokens is NULL or n <= 0"), &ctx->last_error);
         les::Status s = ctx->ctx->decode(std::span<const int32_t>(tokens, static_cast<size_t>(n)), all_logits);
         if (!s.ok()) return fail(s, &ctx->last_error);
-        ctx->has_logits = true;
         return LES_OK;
       },
       &ctx->last_error);
@@ -154,13 +153,13 @@ les_status les_context_decode_all_logits(les_context* ctx, const les_token* toke
 }
 
 const float* les_context_logits(const les_context* ctx) {
-  if (ctx == nullptr || !ctx->has_logits) return nullptr;
+  if (ctx == nullptr || !ctx->ctx->has_logits()) return nullptr;
   auto l = ctx->ctx->logits();
   return l.empty() ? nullptr : l.data();
 }
 
 const float* les_context_logits_ith(const les_context* ctx, int32_t i) {
-  if (ctx == nullptr || !ctx->has_logits) return nullptr;
+  if (ctx == nullptr || !ctx->ctx->has_logits()) return nullptr;
   const std::span<const float> all = ctx->ctx->logits_all();
   if (all.empty()) return i == -1 ? les_context_logits(ctx) : nullptr;
   const int64_t n_vocab = ctx->ctx->model().hparams().n_vocab;
@@ -185,14 +184,13 @@ les_status les_context_set_activation_callback(les_context* ctx, les_activation_
   });
 }
 
-int32_t les_context_n_past(const les_context* ctx) { return ctx ? ctx->ctx->n_past() : 0; }
+int32_t les_context_n_past(const les_context* ctx) { return ctx ? ctx->ctx->n_tokens() : 0; }
 int32_t les_context_n_ctx(const les_context* ctx) { return ctx ? ctx->ctx->n_ctx() : 0; }
 
 les_status les_context_reset(les_context* ctx) {
   return guarded("les_context_reset", [&]() -> les_status {
     if (ctx == nullptr) return fail(les::invalid_argument_error("les_context_reset: ctx is NULL"));
     ctx->ctx->reset();
-    ctx->has_logits = false;
     return LES_OK;
   });
 }
@@ -202,7 +200,6 @@ les_status les_context_trim(les_context* ctx, int32_t n_keep) {
     if (ctx == nullptr) return fail(les::invalid_argument_error("les_context_trim: ctx is NULL"));
     les::Status s = ctx->ctx->trim(n_keep);
     if (!s.ok()) return fail(s, &ctx->last_error);
-    ctx->has_logits = false;  // the logits belonged to a dropped position
     return LES_OK;
   });
 }

@@ -6,12 +6,16 @@
 
 #include "capi_internal.h"
 #include "core/sampler.h"
+#include "sampler_params.h"
 
 using les::capi::fail;
 using les::capi::guarded;
 
 namespace {
-constexpr size_t kGenerateParamsV1 = sizeof(les_generate_params);
+// The first les_generate_params ended at n_stop (sizeof included the tail
+// padding where parse_special now sits; that byte is read only from callers
+// whose struct_size reaches past it).
+constexpr size_t kGenerateParamsV1 = offsetof(les_generate_params, prompt_tokens);
 constexpr size_t kSamplerParamsV1 = sizeof(les_sampler_params);
 // The first les_generate_stats ended at decode_tokens_per_second.
 constexpr size_t kGenerateStatsV1 = offsetof(les_generate_stats, n_decoded);
@@ -41,23 +45,6 @@ const char* les_stop_reason_name(les_stop_reason reason) {
   return "unknown";
 }
 
-les_sampler_params les_sampler_default_params(void) {
-  const les::SamplerParams d;
-  les_sampler_params p;
-  std::memset(&p, 0, sizeof p);
-  p.struct_size = sizeof(les_sampler_params);
-  p.temperature = d.temperature;
-  p.top_k = d.top_k;
-  p.top_p = d.top_p;
-  p.min_p = d.min_p;
-  p.repeat_penalty = d.repeat_penalty;
-  p.presence_penalty = d.presence_penalty;
-  p.frequency_penalty = d.frequency_penalty;
-  p.penalty_last_n = d.penalty_last_n;
-  p.seed = d.seed;
-  return p;
-}
-
 les_generate_params les_generate_default_params(void) {
   les_generate_params p;
   std::memset(&p, 0, sizeof p);
@@ -67,6 +54,9 @@ les_generate_params les_generate_default_params(void) {
   p.sampler = les_sampler_default_params();
   p.stop = nullptr;
   p.n_stop = 0;
+  p.parse_special = false;
+  p.prompt_tokens = nullptr;
+  p.n_prompt_tokens = 0;
   return p;
 }
 
@@ -80,32 +70,28 @@ les_status les_generate(les_context* ctx, const char* prompt, const les_generate
       [&]() -> les_status {
         ctx->last_error.clear();
         auto err = [&](const les::Status& s) { return fail(s, &ctx->last_error); };
-        if (prompt == nullptr) return err(les::invalid_argument_error("les_generate: prompt is NULL"));
         les_generate_params p = les_generate_default_params();
         les::Status s = les::capi::copy_versioned_in(params, p, kGenerateParamsV1, "les_generate_params");
         if (!s.ok()) return err(s);
+        if (params != nullptr && params->struct_size <= kGenerateParamsV1) p.parse_special = false;
+        if (p.prompt_tokens == nullptr && prompt == nullptr)
+          return err(les::invalid_argument_error("les_generate: prompt is NULL"));
+        if (p.prompt_tokens != nullptr && ((prompt != nullptr && prompt[0] != '\0') || p.n_prompt_tokens < 0))
+          return err(les::invalid_argument_error(
+              "les_generate: with prompt_tokens set, prompt must be NULL or \"\" and n_prompt_tokens >= 0"));
         les_sampler_params sp = les_sampler_default_params();
         s = les::capi::copy_versioned_in(&p.sampler, sp, kSamplerParamsV1, "les_sampler_params");
         if (!s.ok()) return err(s);
         if (p.n_stop < 0 || (p.n_stop > 0 && p.stop == nullptr))
           return err(les::invalid_argument_error("les_generate_params: stop is NULL but n_stop > 0"));
 
-        les::SamplerParams sampler_params;
-        sampler_params.temperature = sp.temperature;
-        sampler_params.top_k = sp.top_k;
-        sampler_params.top_p = sp.top_p;
-        sampler_params.min_p = sp.min_p;
-        sampler_params.repeat_penalty = sp.repeat_penalty;
-        sampler_params.presence_penalty = sp.presence_penalty;
-        sampler_params.frequency_penalty = sp.frequency_penalty;
-        sampler_params.penalty_last_n = sp.penalty_last_n;
-        sampler_params.seed = sp.seed;
-        auto sampler = les::Sampler::create(sampler_params);
+        auto sampler = les::Sampler::create(les::capi::to_sampler_params(sp));
         if (!sampler.ok()) return err(sampler.status());
 
         les::GenerateParams gp;
         gp.n_predict = p.n_predict;
         gp.ignore_eos = p.ignore_eos;
+        gp.parse_special = p.parse_special;
         for (int32_t i = 0; i < p.n_stop; ++i) {
           if (p.stop[i] == nullptr) return err(les::invalid_argument_error("les_generate_params: stop[" +
                                                                            std::to_string(i) + "] is NULL"));
@@ -127,10 +113,15 @@ les_status les_generate(les_context* ctx, const char* prompt, const les_generate
           if (callback == nullptr) return true;
           return callback(tok, text.data(), text.size(), user_data);
         };
-        auto stats = les::generate_tokens(*ctx->ctx, *ctx->model->tokenizer, *sampler, prompt, gp, on_token);
-        ctx->has_logits = ctx->ctx->n_past() > 0;
+        auto stats =
+            p.prompt_tokens != nullptr
+                ? les::generate_from_ids(*ctx->ctx, *ctx->model->tokenizer, *sampler,
+                                         std::vector<int32_t>(p.prompt_tokens, p.prompt_tokens + p.n_prompt_tokens), gp,
+                                         on_token)
+                : les::generate_tokens(*ctx->ctx, *ctx->model->tokenizer, *sampler, prompt, gp, on_token);
         if (!stats.ok()) return err(stats.status());
         ctx->last_stats = *stats;
+        ctx->last_seed = sampler->params().seed;
         ctx->model->logger->info("generated {} tokens: prefill {:.1f} tok/s, decode {:.1f} tok/s ({})",
                                  stats->n_generated, stats->prefill_tok_per_s(), stats->decode_tok_per_s(),
                                  les::stop_reason_name(stats->stop_reason));
@@ -163,6 +154,7 @@ les_status les_context_generate_stats(const les_context* ctx, les_generate_stats
     r.decode_tokens_per_second = s.decode_tok_per_s();
     r.n_decoded = s.n_decoded;
     r.stop_reason = to_c_stop_reason(s.stop_reason);
+    r.seed = ctx->last_seed;
     les::Status st = les::capi::copy_versioned_out(r, out, kGenerateStatsV1, "les_generate_stats");
     if (!st.ok()) return fail(st, &ctx->last_error);
     return LES_OK;

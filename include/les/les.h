@@ -10,8 +10,10 @@
  *   les_context.h   contexts: KV cache, decode, logits, reset/trim, cancel
  *   les_activations.h  observing a forward pass: each weight matrix's input rows
  *   les_stream.h    expert streaming: run-time budget, streaming statistics
- *   les_generate.h  sampler parameters, generation, its statistics
+ *   les_sampler.h   sampler parameters and a sampler object of its own
+ *   les_generate.h  generation, its statistics
  *   les_chat.h      chat templates: messages -> the model's prompt format
+ *   les_session.h   a context's tokens; saving and restoring its state
  *
  * Conventions
  * - Only opaque handles, fixed-width integers and plain structs cross this
@@ -47,7 +49,9 @@
 #include "les_context.h"
 #include "les_activations.h"
 #include "les_stream.h"
+#include "les_sampler.h"
 #include "les_generate.h"
 #include "les_chat.h"
+#include "les_session.h"
 
 #endif /* LES_H */

@@ -11,7 +11,7 @@
  * deepseek2, deepseek3, gpt-oss, minicpm, phi3, phi4, zephyr, command-r,
  * kimi-k2, hunyuan-moe; aliases mistral and mixtral (= mistral-v1), qwen
  * (= chatml). A model without a template gets chatml and a warning through
- * the model's log callback; a template of no known family is
+ * the model's log callback (once per model); a template of no known family is
  * LES_ERR_UNSUPPORTED with a message naming `--chat-template` (the tools'
  * option) and the names.
  *

@@ -12,25 +12,12 @@
 #define LES_GENERATE_H
 
 #include "les_common.h"
+#include "les_sampler.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef struct les_sampler_params {
-  uint32_t struct_size;    /* sizeof(les_sampler_params); set by les_sampler_default_params() */
-  float temperature;       /* 0 = greedy (ties to the lowest id); default 0.8 */
-  int32_t top_k;           /* 0 = off; default 40 */
-  float top_p;             /* 1 = off; default 0.95 */
-  float min_p;             /* 0 = off; default 0.05 */
-  float repeat_penalty;    /* 1 = off; default 1 */
-  float presence_penalty;  /* 0 = off */
-  float frequency_penalty; /* 0 = off */
-  int32_t penalty_last_n;  /* window of tokens for the penalties; default 64 */
-  uint64_t seed;           /* RNG seed; same seed + same model = same text */
-} les_sampler_params;
-
-LES_API les_sampler_params les_sampler_default_params(void);
 
 /* Called once per generated token with its id and its text bytes (`piece`,
  * `piece_len` bytes, borrowed for the call; UTF-8 sequences split across tokens
@@ -45,6 +32,16 @@ typedef struct les_generate_params {
   les_sampler_params sampler;  /* sampling */
   const char *const *stop;     /* NULL or an array of n_stop UTF-8 stop strings (borrowed) */
   int32_t n_stop;
+  /* --- appended in 0.2 (chat, sessions); older callers' struct_size ends above. --- */
+  bool parse_special;          /* control-token texts in the prompt (<|im_start|>, ...) become those
+                                  tokens, as chat prompts from les_chat_apply_template() need; default
+                                  false (they are plain text). Read only from callers whose
+                                  struct_size covers prompt_tokens (the byte was padding before). */
+  const les_token *prompt_tokens; /* NULL (default): tokenize `prompt`. Else the prompt is these
+                                  n_prompt_tokens ids (borrowed; BOS is the caller's to include) and
+                                  `prompt` must be NULL or "": for apps that tokenize themselves, e.g.
+                                  to reuse the common prefix of les_context_tokens() */
+  int32_t n_prompt_tokens;
 } les_generate_params;
 
 LES_API les_generate_params les_generate_default_params(void);
@@ -75,12 +72,13 @@ typedef struct les_generate_stats {
    * them gets the fields above only. */
   int32_t n_decoded;           /* single-token forward passes (the last sampled token is not evaluated) */
   les_stop_reason stop_reason; /* why generation ended */
+  uint64_t seed;               /* the sampler's seed (the random one drawn for LES_SEED_RANDOM) */
 } les_generate_stats;
 
-/* Tokenizes `prompt` (adding BOS as the vocabulary requests), appends it to the context (after what it already holds),
- * then samples up to n_predict tokens, streaming each through `callback` (may
- * be NULL). Stops at EOS (unless ignore_eos), a stop string or n_predict
- * (LES_OK), or:
+/* Tokenizes `prompt` (control-token texts parsed iff params->parse_special),
+ * appends it to the context after what it already holds, then samples up to
+ * n_predict tokens, streaming each through `callback` (may be NULL). Stops at
+ * EOS (unless ignore_eos), a stop string or n_predict (LES_OK), or:
  * - the callback returning false: LES_ERR_CANCELLED, "the token callback
  *   returned false" (the text delivered so far is complete up to that token);
  * - les_context_cancel(): LES_ERR_CANCELLED at the next token. A cancel is
@@ -94,10 +92,19 @@ typedef struct les_generate_stats {
  *   LES_ERR_CONTEXT_FULL, before anything is decoded (as les_context_decode).
  * les_context_generate_stats() then gives stop_reason LES_STOP_CANCELLED /
  * LES_STOP_CONTEXT_FULL. Other errors: LES_ERR_INVALID_ARGUMENT (NULL prompt,
- * bad parameters, an empty prompt without BOS), decode errors (I/O while
- * streaming experts). The KV cache keeps the prompt and the generated
- * tokens except the last one sampled, which is delivered but not evaluated
- * (n_past grows by n_prompt_tokens + n_decoded). */
+ * bad parameters, an empty prompt with nothing to continue from), decode
+ * errors (I/O while streaming experts).
+ *
+ * A context is a conversation: BOS is added (as the vocabulary requests) only
+ * when the context is empty, and a later call continues where this one
+ * stopped. The context keeps the prompt and every delivered token: the last
+ * one stays pending (accepted but not evaluated; the next decode or generate
+ * evaluates it first, in the same batch), so n_past grows by n_prompt_tokens
+ * + n_generated, except that a stop at EOS adds nothing for the EOS token and
+ * a full context drops the last token. Several calls therefore give exactly
+ * the tokens of one long generation over the concatenated prompts (greedy, or
+ * with a fixed seed per call). An empty prompt continues from the pending
+ * token (or the last logits). */
 LES_API les_status les_generate(les_context *ctx, const char *prompt, const les_generate_params *params,
                                 les_token_callback callback, void *user_data);
 

@@ -63,7 +63,7 @@ public final class LesContext implements AutoCloseable {
     }
   }
 
-  /** Tokens in the KV cache. */
+  /** Tokens the context holds: its KV cache positions plus the pending last generated token. */
   public int nPast() {
     long h = handle.acquire();
     try {

@@ -131,9 +131,8 @@ public final class JniTest {
         checkEq(greedyIds.length - 1, stats.nDecoded, "stats.nDecoded");
         checkEq("n_predict", stats.stopReason, "stats.stopReason");
         check(stats.decodeTokensPerSecond > 0, "decode tok/s > 0: " + stats);
-        // The last sampled token is delivered but not yet evaluated: the KV cache holds the
-        // prompt and all generated tokens but that one.
-        checkEq(promptTokens.length + greedyIds.length - 1, ctx.nPast(), "KV cache holds prompt + generated - 1");
+        // A context is a conversation: it holds the prompt and every delivered token (the last one pending).
+        checkEq(promptTokens.length + greedyIds.length, ctx.nPast(), "context holds prompt + generated");
         System.out.println("  " + stats);
       }
     });
