@@ -2,7 +2,14 @@
 //
 //   les run -m MODEL.gguf (-p "PROMPT" | -f FILE | -f -) -n 128 [--temp 0.8 --top-k 40
 //           --top-p 0.95 --min-p 0.05 --seed S -t THREADS --ctx N --kv-type f16|q8_0
-//           --ignore-eos --repeat-penalty 1.0 --stop STR ... --json]
+//           --ignore-eos --repeat-penalty 1.0 --stop STR ... --json --parse-special
+//           --chat [--system TEXT] [--chat-template NAME]]
+//
+// --chat sends the prompt as one user turn (after an optional system turn)
+// through the model's chat template (les_chat.h; --chat-template NAME picks
+// one by name) with special tokens parsed, so `prompt tokens N` counts the
+// templated prompt. --parse-special alone parses control-token texts
+// (<|im_start|>, ...) in a raw prompt.
 //
 // Sampling defaults are llama.cpp's (temperature 0.8, top-k 40, top-p 0.95,
 // min-p 0.05, no repetition penalty); --temp 0 is greedy. Without -m, the
@@ -39,6 +46,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "les/chat_prompt.h"
 #include "les/commands.h"
 #include "les/interrupt.h"
 #include "les/model_options.h"
@@ -57,6 +65,10 @@ struct RunOptions {
   std::string prompt_file;
   bool stats = false;
   bool json = false;
+  bool parse_special = false;
+  bool chat = false;
+  std::string system;
+  std::string chat_template;
 };
 
 struct Output {
@@ -81,6 +93,10 @@ int run(RunOptions o) {
   if (int rc = validate_model_options(kTool, o.model)) return rc;
   if (int rc = validate_sampling_options(kTool, o.sampling)) return rc;
   const ModelOptions& m = o.model;
+  if (!o.chat && (!o.system.empty() || !o.chat_template.empty())) {
+    std::fprintf(stderr, "les run: --system and --chat-template need --chat\n");
+    return 2;
+  }
   if (m.budget_mb == 0 && (o.stats || m.prefetch_c != -1 || m.io != "auto" || m.eviction != "next_use"))
     std::fprintf(stderr, "les run: note: --stats, --prefetch-c, --io and --eviction only apply with --budget-mb > 0\n");
   if (!o.prompt_file.empty()) {
@@ -112,8 +128,16 @@ int run(RunOptions o) {
   std::fprintf(stderr, "les run: %s, n_ctx %d, seed %llu%s\n", model_desc(model.p).c_str(), les_context_n_ctx(ctx.p),
                static_cast<unsigned long long>(o.sampling.sp.seed), streamed);
 
+  if (o.chat) {
+    if (int rc = resolve_chat_template(kTool, model.p, o.chat_template)) return rc;
+    std::vector<ChatTurn> turns;
+    if (!o.system.empty()) turns.push_back({"system", o.system});
+    turns.push_back({"user", o.prompt});
+    if (int rc = render_chat(kTool, model.p, o.chat_template, turns, true, &o.prompt)) return rc;
+  }
   std::vector<const char*> stops;
-  const les_generate_params gp = generate_params(o.sampling, stops);
+  les_generate_params gp = generate_params(o.sampling, stops);
+  gp.parse_special = o.parse_special || o.chat;
   Output out;
   out.json = o.json;
   InterruptScope interrupt(ctx.p, kTool);
@@ -155,6 +179,12 @@ void register_run(CLI::App& app, ToolState& state) {
                   "Read the prompt from FILE ('-' = standard input; one trailing newline removed)")
       ->excludes(cmd->get_option("--prompt"));
   add_sampling_options(cmd, o->sampling);
+  cmd->add_flag("--parse-special", o->parse_special,
+                "Control-token texts in the prompt (<|im_start|>, ...) become those tokens");
+  cmd->add_flag("--chat", o->chat, "Send the prompt as a user turn through the model's chat template");
+  cmd->add_option("--system", o->system, "System message for --chat");
+  cmd->add_option("--chat-template", o->chat_template,
+                  "Chat template by name (chatml, llama3, mistral, gemma, ...; default: the model's own)");
   cmd->add_flag("--stats", o->stats, "Print expert-streaming statistics (with --budget-mb)");
   cmd->add_flag("--json", o->json,
                 "Print one JSON object (text, token counts, speeds, peak RSS, streaming statistics) on stdout at the "

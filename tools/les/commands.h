@@ -14,6 +14,7 @@ struct ToolState {
 void register_imatrix(CLI::App& app, ToolState& state);
 void register_inspect(CLI::App& app, ToolState& state);
 void register_run(CLI::App& app, ToolState& state);
+void register_chat(CLI::App& app, ToolState& state);
 void register_perplexity(CLI::App& app, ToolState& state);
 void register_quantize(CLI::App& app, ToolState& state);
 void register_repack(CLI::App& app, ToolState& state);

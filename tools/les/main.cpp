@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   les::tool::register_imatrix(app, state);
   les::tool::register_inspect(app, state);
   les::tool::register_run(app, state);
+  les::tool::register_chat(app, state);
   les::tool::register_perplexity(app, state);
   les::tool::register_quantize(app, state);
   les::tool::register_repack(app, state);

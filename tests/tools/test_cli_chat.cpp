@@ -1,0 +1,109 @@
+// `les chat` and `les run --chat/--parse-special` end to end on the synthetic
+// qwen3moe fixture (ChatML control tokens, no template in the file: the
+// chatml fallback) and on a copy that carries a Gemma template.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <string>
+
+#include "support/cli_tool.h"
+#include "support/fixtures.h"
+#include "support/gguf_copy.h"
+
+using les::test::RunResult;
+using les::test::run_les;
+using les::test::sh_quote;
+
+namespace {
+
+constexpr const char* kModel = "synthetic/qwen3moe-F16.gguf";
+
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
+  return n;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = les::test::temp_dir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("les run --chat templates the prompt; prompt tokens counts the templated prompt", "[cli][chat]") {
+  LES_REQUIRE_FIXTURE(model, kModel);
+  const std::string base = "run -m " + sh_quote(model) + " --temp 0 -n 4 ";
+  const RunResult plain = run_les(base + "-p Hello");
+  REQUIRE(plain.exit_code == 0);
+  CHECK_THAT(plain.err, Catch::Contains("prompt tokens 3,"));  // no BOS: the qwen vocabulary adds none
+  const RunResult chat = run_les(base + "--chat -p Hello");
+  REQUIRE(chat.exit_code == 0);
+  // <|im_start|> us er \n H ello <|im_end|> \n <|im_start|> ass ist ant \n: 14 tokens in this vocabulary.
+  CHECK_THAT(chat.err, Catch::Contains("chat template chatml (fallback: the model has none)"));
+  CHECK_THAT(chat.err, Catch::Contains("prompt tokens 14,"));
+  CHECK(count(chat.err, "has no chat template") == 1);  // warned once
+  const RunResult sys = run_les(base + "--chat --system 'Be brief.' -p Hello");
+  CHECK(sys.exit_code == 0);
+  CHECK_THAT(sys.err, !Catch::Contains("prompt tokens 14,"));
+  // --parse-special on the raw ChatML text gives the same prompt.
+  const RunResult raw = run_les(base + "--parse-special -p " +
+                                sh_quote("<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n"));
+  CHECK_THAT(raw.err, Catch::Contains("prompt tokens 14,"));
+  CHECK(raw.out == chat.out);
+  // Template by name, errors.
+  CHECK(run_les(base + "--chat --chat-template llama3 -p Hello").exit_code == 0);
+  const RunResult bad = run_les(base + "--chat --chat-template nosuch -p Hello");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("nosuch") && Catch::Contains("chatml"));
+  CHECK(run_les(base + "--system x -p Hello").exit_code == 2);  // --system needs --chat
+
+  // A model whose template LES does not know: the error names --chat-template.
+  const std::string odd = les::test::temp_dir() + "/chat-odd.gguf";
+  les::test::copy_gguf_with_strings(model, odd, {{"tokenizer.chat_template", "{{ messages | tojson }}"}});
+  const RunResult unknown = run_les("run -m " + sh_quote(odd) + " --chat -n 2 -p Hello");
+  CHECK(unknown.exit_code == 1);
+  CHECK_THAT(unknown.err, Catch::Contains("--chat-template NAME"));
+  CHECK(run_les("run -m " + sh_quote(odd) + " --chat --chat-template chatml -n 2 -p Hello").exit_code == 0);
+}
+
+TEST_CASE("les chat: turns, /reset, /stats, end of input; the context is reused across turns", "[cli][chat]") {
+  LES_REQUIRE_FIXTURE(model, kModel);
+  const std::string input = write_temp("chat-in.txt", "Hello\nHow are you?\n/stats\n/reset\nHello\n");
+  const RunResult r = run_les("chat -m " + sh_quote(model) + " --temp 0 -n 5 --ignore-eos < " + sh_quote(input));
+  REQUIRE(r.exit_code == 0);
+  CHECK(count(r.out, "\n") == 3);  // three answers, one line each
+  CHECK_THAT(r.err, Catch::Contains("chat template chatml"));
+  CHECK_THAT(r.err, Catch::Contains("conversation reset"));
+  // /stats after the second turn: its prompt reused the first turn's tokens.
+  CHECK_THAT(r.err, Catch::Contains("les chat: prompt tokens"));
+  const size_t at = r.err.find("reused by the last turn");
+  REQUIRE(at != std::string::npos);
+  CHECK(r.err.compare(at - 3, 3, "(0 ") != 0);
+  // Greedy: the answer after /reset equals the first answer.
+  const size_t nl = r.out.find('\n');
+  const std::string first = r.out.substr(0, nl);
+  const size_t last_start = r.out.rfind('\n', r.out.size() - 2) + 1;
+  CHECK(r.out.substr(last_start, r.out.size() - 1 - last_start) == first);
+  // Bad arguments.
+  CHECK(run_les("chat -m " + sh_quote(model) + " --chat-template nosuch < /dev/null").exit_code == 2);
+  CHECK(run_les("chat -m /nonexistent.gguf < /dev/null").exit_code == 1);
+}
+
+TEST_CASE("les chat: Ctrl-C stops the answer, not the conversation", "[cli][chat]") {
+  LES_REQUIRE_FIXTURE(model, kModel);
+  const std::string dir = les::test::temp_dir();
+  // Feed one long answer, interrupt it once text has appeared, then end the input.
+  const std::string script = "fifo=" + sh_quote(dir + "/chat-fifo") + "; rm -f \"$fifo\"; mkfifo \"$fifo\"; " +
+                             sh_quote(les::test::les_binary()) + " chat -m " + sh_quote(model) +
+                             " --temp 0 --ignore-eos -n 100000 < \"$fifo\" > " + sh_quote(dir + "/chat-sig.out") +
+                             " 2> " + sh_quote(dir + "/chat-sig.err") +
+                             " & pid=$!; exec 3>\"$fifo\"; echo Hello >&3; "
+                             "for i in $(seq 1 600); do [ -s " + sh_quote(dir + "/chat-sig.out") +
+                             " ] && break; sleep 0.1; done; kill -INT $pid; sleep 0.5; exec 3>&-; wait $pid";
+  const int status = std::system(("sh -c " + sh_quote(script)).c_str());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK_THAT(les::test::read_file(dir + "/chat-sig.err"), Catch::Contains("answer stopped"));
+}

@@ -1,0 +1,214 @@
+// `les chat`: an interactive multi-turn conversation in the terminal.
+//
+//   les chat -m MODEL.gguf [--system TEXT] [--chat-template NAME] [-n 512]
+//            [sampling, context and --budget-mb options as in `les run`]
+//
+// Each line read from stdin is a user turn; the answer streams to stdout. The
+// whole conversation goes through the chat template (les_chat.h) every turn
+// and is tokenized; the context keeps the tokens it already holds that the new
+// text starts with (les_context_tokens, les_context_trim) and evaluates only
+// the rest, so a turn costs its own tokens, not the conversation's.
+// Commands: /reset (forget the conversation, keep --system), /stats (the last
+// answer's figures, and the streaming statistics with --budget-mb), /exit.
+// Turn t samples with seed + t (reproducible for a given --seed).
+// Ctrl-C while an answer streams stops it (les_context_cancel); Ctrl-C at the
+// prompt or Ctrl-D (end of input) leaves. The prompt marker and statistics go
+// to stderr, so stdout holds only the answers. Exit codes: 0 on end of input
+// or /exit, 1 runtime error, 2 bad arguments.
+#include <les/les.h>
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "les/chat_prompt.h"
+#include "les/commands.h"
+#include "les/model_options.h"
+#include "les/run_report.h"
+#include "les/text_input.h"
+
+namespace les::tool {
+namespace {
+
+constexpr const char* kTool = "chat";
+
+struct ChatOptions {
+  ModelOptions model;
+  SamplingOptions sampling;
+  std::string system;
+  std::string chat_template;
+  bool stats = false;
+};
+
+// The context the SIGINT handler cancels while an answer streams.
+les_context* volatile g_answering = nullptr;
+
+extern "C" void on_sigint(int) {
+  if (les_context* c = g_answering) les_context_cancel(c);  // an atomic store: async-signal-safe
+}
+
+bool print_piece(les_token /*token*/, const char* piece, size_t len, void* user_data) {
+  const std::string text = valid_utf8(std::string_view(piece, len));
+  static_cast<std::string*>(user_data)->append(piece, len);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+  return true;
+}
+
+std::vector<les_token> tokenize(const les_model* m, const std::string& text) {
+  int32_t n = 0;
+  std::vector<les_token> ids(text.size() + 16);
+  les_status st = les_tokenize(m, text.data(), text.size(), true, true, ids.data(), static_cast<int32_t>(ids.size()), &n);
+  if (st != LES_OK && n > static_cast<int32_t>(ids.size())) {
+    ids.resize(static_cast<size_t>(n));
+    st = les_tokenize(m, text.data(), text.size(), true, true, ids.data(), n, &n);
+  }
+  if (st != LES_OK) return {};
+  ids.resize(static_cast<size_t>(n));
+  return ids;
+}
+
+std::vector<les_token> held_tokens(const les_context* ctx) {
+  int32_t n = 0;
+  les_context_tokens(ctx, nullptr, 0, &n);
+  std::vector<les_token> ids(static_cast<size_t>(n));
+  if (n > 0 && les_context_tokens(ctx, ids.data(), n, &n) != LES_OK) ids.clear();
+  return ids;
+}
+
+struct Chat {
+  const ChatOptions& o;
+  les_model* model;
+  les_context* ctx;
+  bool streaming;
+  std::vector<ChatTurn> turns;
+  bool answered = false;
+  uint64_t n_turns = 0;
+  int32_t reused = 0;  // tokens of the last turn's prompt already in the context
+
+  void reset() {
+    turns.clear();
+    if (!o.system.empty()) turns.push_back({"system", o.system});
+    les_context_reset(ctx);
+    answered = false;
+  }
+
+  // One user turn: render, reuse the common prefix, generate. 0 or an exit code.
+  int answer(const std::string& line) {
+    turns.push_back({"user", line});
+    std::string text;
+    if (int rc = render_chat(kTool, model, o.chat_template, turns, true, &text)) return rc;
+    std::vector<les_token> ids = tokenize(model, text);
+    if (ids.empty()) {
+      std::fprintf(stderr, "les chat: tokenizing the conversation: %s\n", les_last_error());
+      return 1;
+    }
+    if (static_cast<int32_t>(ids.size()) >= les_context_n_ctx(ctx)) {
+      std::fprintf(stderr, "les chat: the conversation (%zu tokens) no longer fits n_ctx %d; /reset to start over\n",
+                   ids.size(), les_context_n_ctx(ctx));
+      turns.pop_back();
+      return 0;
+    }
+    const std::vector<les_token> held = held_tokens(ctx);
+    size_t keep = 0;
+    while (keep < held.size() && keep < ids.size() && held[keep] == ids[keep]) ++keep;
+    if (keep == ids.size()) --keep;  // at least one token to evaluate
+    les_context_trim(ctx, static_cast<int32_t>(keep));
+    std::vector<const char*> stops;
+    les_generate_params gp = generate_params(o.sampling, stops);
+    gp.sampler.seed += n_turns++;  // reproducible per seed, a different random sequence every turn
+    reused = static_cast<int32_t>(keep);
+    gp.prompt_tokens = ids.data() + keep;
+    gp.n_prompt_tokens = static_cast<int32_t>(ids.size() - keep);
+    std::string reply;
+    g_answering = ctx;
+    const les_status st = les_generate(ctx, nullptr, &gp, print_piece, &reply);
+    g_answering = nullptr;
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+    if (st != LES_OK && st != LES_ERR_CANCELLED && st != LES_ERR_CONTEXT_FULL)
+      return fail_c(kTool, "generation", st, les_context_last_error(ctx));
+    if (st == LES_ERR_CANCELLED) std::fprintf(stderr, "les chat: (answer stopped)\n");
+    if (st == LES_ERR_CONTEXT_FULL) std::fprintf(stderr, "les chat: the context is full; /reset to start over\n");
+    turns.push_back({"assistant", reply});
+    answered = true;
+    if (o.stats) print_stats();
+    return 0;
+  }
+
+  void print_stats() const {
+    if (!answered) {
+      std::fprintf(stderr, "les chat: no answer yet\n");
+      return;
+    }
+    les_generate_stats s{};
+    s.struct_size = sizeof s;
+    if (les_context_generate_stats(ctx, &s) != LES_OK) return;
+    print_generate_summary(kTool, s, peak_rss_mib());
+    std::fprintf(stderr, "les chat: context %d of %d tokens (%d reused by the last turn), seed %llu\n",
+                 les_context_n_past(ctx), les_context_n_ctx(ctx), reused, static_cast<unsigned long long>(s.seed));
+    if (streaming) print_stream_stats(kTool, model, ctx, o.model.io);
+  }
+};
+
+int chat(ChatOptions o) {
+  if (int rc = validate_model_options(kTool, o.model)) return rc;
+  if (int rc = validate_sampling_options(kTool, o.sampling)) return rc;
+  ModelHandle model;
+  ContextHandle ctx;
+  bool streaming = false;
+  if (int rc = open_model(kTool, o.model, model, ctx, &streaming)) return rc;
+  if (int rc = resolve_chat_template(kTool, model.p, o.chat_template)) return rc;
+  std::fprintf(stderr,
+               "les chat: %s, n_ctx %d%s. Type a message; /reset forgets the conversation, /stats shows figures, "
+               "Ctrl-C stops an answer, Ctrl-D leaves.\n",
+               model_desc(model.p).c_str(), les_context_n_ctx(ctx.p), streaming ? ", experts streamed" : "");
+  Chat c{o, model.p, ctx.p, streaming};
+  c.reset();
+  struct sigaction sa {}, old {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  std::string line;
+  for (;;) {
+    std::fprintf(stderr, "> ");
+    std::fflush(stderr);
+    if (!std::getline(std::cin, line)) break;  // Ctrl-D
+    if (line.empty()) continue;
+    if (line == "/exit" || line == "/quit") break;
+    if (line == "/reset") {
+      c.reset();
+      std::fprintf(stderr, "les chat: conversation reset\n");
+      continue;
+    }
+    if (line == "/stats") {
+      c.print_stats();
+      continue;
+    }
+    sigaction(SIGINT, &sa, &old);  // Ctrl-C stops the answer instead of the process
+    const int rc = c.answer(line);
+    sigaction(SIGINT, &old, nullptr);
+    if (rc != 0) return rc;
+  }
+  std::fputc('\n', stderr);
+  return 0;
+}
+
+}  // namespace
+
+void register_chat(CLI::App& app, ToolState& state) {
+  auto* cmd = app.add_subcommand("chat", "Chat with a model in the terminal (multi-turn, through its chat template)");
+  auto o = std::make_shared<ChatOptions>();
+  o->sampling.n_predict = 512;
+  add_model_options(cmd, o->model);
+  add_sampling_options(cmd, o->sampling);
+  cmd->add_option("--system", o->system, "System message (kept across /reset)");
+  cmd->add_option("--chat-template", o->chat_template,
+                  "Chat template by name (chatml, llama3, mistral, gemma, ...; default: the model's own)");
+  cmd->add_flag("--stats", o->stats, "Print the figures after every answer (as /stats does)");
+  cmd->callback([&state, o] { state.exit_code = chat(*o); });
+}
+
+}  // namespace les::tool
