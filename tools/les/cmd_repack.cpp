@@ -10,6 +10,7 @@
 
 #include "core/gguf/expert_repack.h"
 #include "les/commands.h"
+#include "les/remove_on_interrupt.h"
 
 namespace les::tool {
 namespace {
@@ -35,6 +36,7 @@ int repack(const RepackCmdOptions& o) {
                  o.out.c_str(), o.in.c_str(), static_cast<unsigned long long>(*n), secs());
     return 0;
   }
+  const RemoveOnInterrupt cleanup(o.out + ".tmp");  // the writer's temporary file
   RepackOptions opts;
   opts.verify = !o.no_verify;
   auto r = repack_experts(o.in, o.out, opts);

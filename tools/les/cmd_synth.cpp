@@ -13,6 +13,7 @@
 
 #include "core/synth/synth_model.h"
 #include "les/commands.h"
+#include "les/remove_on_interrupt.h"
 
 namespace les::tool {
 namespace {
@@ -74,6 +75,7 @@ int synth(const SynthCmdOptions& o) {
       last_pct = pct;
     };
   }
+  const RemoveOnInterrupt cleanup(o.out + ".tmp");  // the writer's temporary file
   auto info = write_synth_model(*preset, opts, o.out);
   if (!info.ok()) {
     std::fprintf(stderr, "les synth: %s\n", info.status().to_string().c_str());
