@@ -4,13 +4,23 @@
 // into routed-expert tensors (names containing "_exps") and dense tensors.
 // Arrays are never printed whole: only their element type and length.
 // A file the reader rejects prints its message to stderr and exits 1.
+//
+// For a model LES runs, a memory plan follows: dense bytes (resident when
+// experts stream), the routed experts and one expert's size, one token's
+// worth of experts (n_expert_used experts in every MoE layer: an expert cache
+// smaller than this cannot keep even one token's experts, so LRU stops
+// working), the minimum --budget-mb (StreamingExpertSource::min_budget_bytes:
+// one layer's selected experts plus read buffers and scratch), and the KV
+// cache per 1k tokens for F16 and Q8_0 (kv_cache.h row sizes).
 #include <cstdio>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "core/gguf/gguf_reader.h"
+#include "core/model/model.h"
 #include "les/commands.h"
+#include "sched/streaming_expert_source.h"
 
 namespace les::tool {
 namespace {
@@ -54,6 +64,55 @@ bool starts_with(const std::string& s, const std::string& prefix) { return s.com
 
 void print_kv(const gguf::KeyValue& kv) {
   fmt::print("  {:<48} {:<8} {}\n", kv.key, gguf::value_type_name(kv.value.type()), display_value(kv.value));
+}
+
+double mib(uint64_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); }
+
+// The memory plan described at the top; only for files LES can load as a model.
+void print_memory_plan(const std::string& path, uint64_t dense, uint64_t routed) {
+  auto model = Model::load(path, ModelParams{});  // mapped, nothing read
+  if (!model.ok()) {
+    fmt::print("\nmemory plan: not shown ({})\n", model.status().message());
+    return;
+  }
+  const Hparams& hp = (*model)->hparams();
+  fmt::print("\nmemory plan:\n");
+  fmt::print("  dense weights          {:>10.1f} MiB  (resident; all of the model when experts stay in memory)\n",
+             mib(dense));
+  const auto kv_row = [&](GgmlType t) {
+    return *ggml_row_bytes(t, hp.n_embd_k()) + *ggml_row_bytes(t, hp.n_embd_v());
+  };
+  const bool q8_ok = hp.head_dim % 32 == 0 && hp.head_dim_v % 32 == 0;
+  const uint64_t kv_f16 = static_cast<uint64_t>(hp.n_layer) * 1024 * kv_row(GgmlType::F16);
+  fmt::print("  KV cache per 1k tokens {:>10.1f} MiB  F16", mib(kv_f16));
+  if (q8_ok) fmt::print(", {:.1f} MiB Q8_0 (--kv-type q8_0)", mib(static_cast<uint64_t>(hp.n_layer) * 1024 * kv_row(GgmlType::Q8_0)));
+  fmt::print("\n");
+  if (hp.n_expert == 0) {
+    fmt::print("  routed experts         none (a dense model: nothing to stream)\n");
+    return;
+  }
+  int32_t moe_layers = 0;
+  for (int32_t il = 0; il < hp.n_layer; ++il) {
+    const std::string name = "blk." + std::to_string(il) + ".ffn_";
+    for (const auto& t : (*model)->file().tensors())
+      if (t.name.rfind(name, 0) == 0 && t.name.find("_exps") != std::string::npos) {
+        ++moe_layers;
+        break;
+      }
+  }
+  const uint64_t per_expert = moe_layers > 0 ? routed / (static_cast<uint64_t>(moe_layers) * hp.n_expert) : 0;
+  const uint64_t one_token = per_expert * static_cast<uint64_t>(hp.n_expert_used) * moe_layers;
+  fmt::print("  routed experts         {:>10.1f} MiB  {} MoE layers x {} experts, {:.2f} MiB per expert\n", mib(routed),
+             moe_layers, hp.n_expert, mib(per_expert));
+  fmt::print("  one token's experts    {:>10.1f} MiB  top-{} in every MoE layer: a smaller expert cache cannot hold one "
+             "token's experts\n",
+             mib(one_token), hp.n_expert_used);
+  auto min = sched::StreamingExpertSource::min_budget_bytes(**model, sched::StreamingParams{});
+  if (min.ok())
+    fmt::print("  minimum --budget-mb    {:>10.1f} MiB  (one layer's selected experts, read buffers and scratch)\n",
+               mib(*min));
+  else
+    fmt::print("  minimum --budget-mb    not computed: {}\n", min.status().message());
 }
 
 int inspect(const std::string& path) {
@@ -119,6 +178,7 @@ int inspect(const std::string& path) {
   fmt::print("  routed experts{:>14} bytes  {:>14} params  ({:.1f}% of bytes; tensors named *_exps*)\n", routed,
              routed_params, total ? 100.0 * static_cast<double>(routed) / static_cast<double>(total) : 0.0);
   fmt::print("  dense         {:>14} bytes  {:>14} params\n", total - routed, params - routed_params);
+  print_memory_plan(path, total - routed, routed);
   return 0;
 }
 
