@@ -132,8 +132,13 @@ LES_API int32_t les_context_n_ctx(const les_context *ctx);
 /* Empties the KV cache (n_past becomes 0). */
 LES_API les_status les_context_reset(les_context *ctx);
 
-/* Keeps the first n_keep positions of the KV cache and drops the rest (for
- * rollback). n_keep > n_past: LES_ERR_INVALID_ARGUMENT. */
+/* Keeps the first n_keep tokens of the context (les_context_tokens' order;
+ * the pending token, if any, counts last) and drops the rest (for rollback,
+ * conversation editing). Errors: LES_ERR_INVALID_ARGUMENT for n_keep < 0 or
+ * > les_context_n_past, and, for a model with a recurrent (linear-attention)
+ * state such as qwen35moe, any n_keep other than 0 or the positions already
+ * evaluated (that state cannot be unwound: reset and decode again); nothing
+ * changes then. Thread-compatible (one thread per context). */
 LES_API les_status les_context_trim(les_context *ctx, int32_t n_keep);
 
 /* Asks the les_generate() running on this context to stop after the current

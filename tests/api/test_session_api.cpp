@@ -346,3 +346,45 @@ TEST_CASE("state: mismatches and damage are refused by name, the context unchang
   // The victim still generates.
   CHECK(generate(victim.ctx, " and", 2).size() == 2);
 }
+
+TEST_CASE("state: a hybrid model's recurrent state is saved and restored too", "[api][session]") {
+  // qwen35moe: Gated DeltaNet layers (conv + delta-rule state) between
+  // attention layers; the state file carries both the K/V rows and the
+  // recurrent state, and a restored context continues with the same tokens.
+  LES_REQUIRE_FIXTURE(path, "synthetic/qwen35moe-F16.gguf");
+  LES_REQUIRE_FIXTURE(plain, kTrained);
+  Session a;
+  open(path, a);
+  generate(a.ctx, "The castle stood upon a rock, and the", 6);
+  const auto state = save(a.ctx);
+  const auto held = context_tokens(a.ctx);
+  const auto cont = generate(a.ctx, " Then", 10);
+
+  Session b;
+  b.model = a.model;
+  b.own_model = false;
+  open(path, b);
+  // b's own recurrent state differs from a's: a restore that left it in place
+  // (or zeroed it) would continue differently.
+  generate(b.ctx, "Something else entirely", 3);
+  REQUIRE(les_context_state_load(b.ctx, state.data(), state.size()) == LES_OK);
+  CHECK(context_tokens(b.ctx) == held);
+  CHECK(generate(b.ctx, " Then", 10) == cont);
+
+  // The state of an attention-only model is refused (another model), and the
+  // context is unchanged.
+  const auto before = context_tokens(b.ctx);
+  Session q;
+  open(plain, q);
+  generate(q.ctx, "It is", 2);
+  const auto other = save(q.ctx);
+  CHECK(les_context_state_load(b.ctx, other.data(), other.size()) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(les_context_last_error(b.ctx)).find("another model") != std::string::npos);
+  CHECK(context_tokens(b.ctx) == before);
+
+  // Trimming back into the middle of a recurrent sequence is refused by name
+  // (no checkpoint reaches it), and the context is unchanged.
+  const int32_t n = les_context_n_past(b.ctx);
+  CHECK(les_context_trim(b.ctx, 3) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(les_context_n_past(b.ctx) == n);
+}

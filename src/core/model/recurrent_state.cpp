@@ -72,6 +72,12 @@ const float* RecurrentState::ssm_state(int32_t il) const noexcept {
   return L.ssm[L.cur].data();
 }
 
+void RecurrentState::set_state(int32_t il, const float* conv, const float* ssm) noexcept {
+  Layer& L = *slot(il);
+  std::memcpy(L.conv[L.cur].data(), conv, conv_floats_ * sizeof(float));
+  std::memcpy(L.ssm[L.cur].data(), ssm, ssm_floats_ * sizeof(float));
+}
+
 float* RecurrentState::journal_row(int32_t il, int64_t index) noexcept {
   Layer* L = slot(il);
   if (L == nullptr || !has_checkpoint_ || index < 0 || index >= max_replay_) return nullptr;

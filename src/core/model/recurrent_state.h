@@ -72,6 +72,10 @@ class RecurrentState {
   // inspection. Precondition: is_recurrent(il).
   const float* conv_state(int32_t il) const noexcept;
   const float* ssm_state(int32_t il) const noexcept;
+  // Replaces the current state of layer il with conv (conv_floats()) and ssm
+  // (ssm_floats()) floats: restoring a saved session (session_state.h).
+  // Precondition: is_recurrent(il), no checkpoint (call after reset()).
+  void set_state(int32_t il, const float* conv, const float* ssm) noexcept;
   // The journal row of token `index` (0 = the first token after the
   // checkpoint) of layer il, or null when not journaling that far.
   float* journal_row(int32_t il, int64_t index) noexcept;

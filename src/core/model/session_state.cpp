@@ -101,6 +101,21 @@ class Reader {
   size_t pos_ = 0;
 };
 
+// Layers that keep K and V (all of them unless the model is hybrid).
+int32_t kv_layer_count(const KvCache& kv) {
+  int32_t n = 0;
+  for (int32_t il = 0; il < kv.params().n_layer; ++il) n += kv.k_data(il) != nullptr ? 1 : 0;
+  return n;
+}
+
+// The recurrent (linear-attention) layers, ascending.
+std::vector<int32_t> recurrent_layers(const RecurrentState& rec) {
+  std::vector<int32_t> out;
+  for (size_t il = 0; il < rec.params().layers.size(); ++il)
+    if (rec.is_recurrent(static_cast<int32_t>(il))) out.push_back(static_cast<int32_t>(il));
+  return out;
+}
+
 std::string hex(uint64_t v) {
   char b[24];
   std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
@@ -142,15 +157,13 @@ uint64_t model_fingerprint(const Model& model) {
 }
 
 Result<std::vector<uint8_t>> Context::save_state() const {
-  if (seq_.has_recurrent())
-    return unsupported_error("save_state: this model (" + model_.file().architecture() +
-                             ") has a recurrent state, which session state version 1 does not hold yet");
   const KvCache& kv = seq_.kv();
+  const RecurrentState& rec = seq_.recurrent();
   const int32_t n_past = seq_.n_past();
   Writer w;
   w.raw(kMagic, sizeof kMagic);
   w.pod(kSessionStateVersion);
-  w.pod(uint32_t{2});  // sections
+  w.pod(uint32_t{seq_.has_recurrent() ? 3u : 2u});  // sections
   w.pod(model_fingerprint(model_));
   size_t at = w.begin_section(kTagTokens);
   w.pod(n_past);
@@ -164,11 +177,27 @@ Result<std::vector<uint8_t>> Context::save_state() const {
   w.pod(static_cast<uint32_t>(p.n_embd_k));
   w.pod(static_cast<uint32_t>(p.n_embd_v));
   w.pod(static_cast<uint32_t>(n_past));
+  w.pod(static_cast<uint32_t>(kv_layer_count(kv)));
   for (int32_t il = 0; il < p.n_layer; ++il) {
+    if (kv.k_data(il) == nullptr) continue;  // a linear-attention layer keeps no K/V
     w.raw(kv.k_data(il), static_cast<size_t>(n_past) * kv.k_row_bytes());
     w.raw(kv.v_data(il), static_cast<size_t>(n_past) * kv.v_row_bytes());
   }
   w.end_section(at);
+  if (seq_.has_recurrent()) {
+    at = w.begin_section(kTagRecurrent);
+    const RecurrentStateParams& rp = rec.params();
+    for (int32_t v : {rp.d_conv, rp.conv_channels, rp.n_k_heads, rp.n_v_heads, rp.head_dim})
+      w.pod(static_cast<uint32_t>(v));
+    std::vector<int32_t> layers = recurrent_layers(rec);
+    w.pod(static_cast<uint32_t>(layers.size()));
+    for (int32_t il : layers) {
+      w.pod(static_cast<uint32_t>(il));
+      w.raw(rec.conv_state(il), rec.conv_floats() * sizeof(float));
+      w.raw(rec.ssm_state(il), rec.ssm_floats() * sizeof(float));
+    }
+    w.end_section(at);
+  }
   Fnv sum;
   sum.bytes(w.out.data(), w.out.size());
   w.pod(sum.h);
@@ -206,9 +235,13 @@ Status Context::load_state(std::span<const uint8_t> bytes) {
   // Parse and check every section first; copy into the context only at the end.
   int32_t n_past = -1, pending = -1;
   std::span<const uint8_t> ids, kv_rows;
-  bool have_kv = false;
+  bool have_kv = false, have_rec = false;
   const KvCache& kv = seq_.kv();
   const KvCacheParams& p = kv.params();
+  const int32_t kv_layers = kv_layer_count(kv);
+  const RecurrentState& rec = seq_.recurrent();
+  const std::vector<int32_t> rec_layers = recurrent_layers(rec);
+  std::vector<std::span<const uint8_t>> rec_states;  // per recurrent layer: conv then ssm floats
   for (uint32_t i = 0; i < n_sections; ++i) {
     uint32_t tag = 0, reserved = 0;
     uint64_t len = 0;
@@ -223,35 +256,67 @@ Status Context::load_state(std::span<const uint8_t> bytes) {
       if (n_past < 0) return format_error("session state: n_past " + std::to_string(n_past) + " is negative");
       LES_ASSIGN_OR_RETURN(ids, s.take(static_cast<uint64_t>(n_past) * sizeof(int32_t), "token ids"));
     } else if (tag == kTagKv) {
-      uint32_t type = 0, n_layer = 0, n_embd_k = 0, n_embd_v = 0, kv_past = 0;
+      uint32_t type = 0, n_layer = 0, n_embd_k = 0, n_embd_v = 0, kv_past = 0, n_kv_layers = 0;
       LES_RETURN_IF_ERROR(s.pod(&type, "KV type"));
       LES_RETURN_IF_ERROR(s.pod(&n_layer, "n_layer"));
       LES_RETURN_IF_ERROR(s.pod(&n_embd_k, "n_embd_k"));
       LES_RETURN_IF_ERROR(s.pod(&n_embd_v, "n_embd_v"));
       LES_RETURN_IF_ERROR(s.pod(&kv_past, "KV positions"));
+      LES_RETURN_IF_ERROR(s.pod(&n_kv_layers, "layers with K/V"));
       if (type != static_cast<uint32_t>(p.type))
         return invalid_argument_error(std::string("session state has a KV cache of type ") +
                                       ggml_type_name(static_cast<GgmlType>(type)) + ", this context's is " +
                                       ggml_type_name(p.type) + " (create the context with the same kv_type)");
       if (n_layer != static_cast<uint32_t>(p.n_layer) || n_embd_k != static_cast<uint32_t>(p.n_embd_k) ||
-          n_embd_v != static_cast<uint32_t>(p.n_embd_v))
+          n_embd_v != static_cast<uint32_t>(p.n_embd_v) || n_kv_layers != static_cast<uint32_t>(kv_layers))
         return format_error("session state KV cache shape (" + std::to_string(n_layer) + " layers, " +
-                            std::to_string(n_embd_k) + "/" + std::to_string(n_embd_v) +
-                            ") differs from this context's");
+                            std::to_string(n_kv_layers) + " with K/V, " + std::to_string(n_embd_k) + "/" +
+                            std::to_string(n_embd_v) + ") differs from this context's");
       if (n_past >= 0 && kv_past != static_cast<uint32_t>(n_past))
         return format_error("session state: the KV cache holds " + std::to_string(kv_past) + " positions, the tokens " +
                             std::to_string(n_past));
       const uint64_t per_layer = static_cast<uint64_t>(kv_past) * (kv.k_row_bytes() + kv.v_row_bytes());
-      LES_ASSIGN_OR_RETURN(kv_rows, s.take(per_layer * n_layer, "KV rows"));
+      LES_ASSIGN_OR_RETURN(kv_rows, s.take(per_layer * n_kv_layers, "KV rows"));
       have_kv = true;
+    } else if (tag == kTagRecurrent) {
+      if (!seq_.has_recurrent())
+        return format_error("session state holds a recurrent state, this context's model has none");
+      const RecurrentStateParams& rp = rec.params();
+      const char* names[] = {"d_conv", "conv_channels", "n_k_heads", "n_v_heads", "head_dim"};
+      const int32_t ours[] = {rp.d_conv, rp.conv_channels, rp.n_k_heads, rp.n_v_heads, rp.head_dim};
+      for (int i = 0; i < 5; ++i) {
+        uint32_t v = 0;
+        LES_RETURN_IF_ERROR(s.pod(&v, names[i]));
+        if (v != static_cast<uint32_t>(ours[i]))
+          return format_error(std::string("session state recurrent ") + names[i] + " " + std::to_string(v) +
+                              " differs from this context's " + std::to_string(ours[i]));
+      }
+      uint32_t n_rec = 0;
+      LES_RETURN_IF_ERROR(s.pod(&n_rec, "recurrent layer count"));
+      if (n_rec != rec_layers.size())
+        return format_error("session state has " + std::to_string(n_rec) + " recurrent layers, this context " +
+                            std::to_string(rec_layers.size()));
+      const uint64_t floats = rec.conv_floats() + rec.ssm_floats();
+      for (uint32_t j = 0; j < n_rec; ++j) {
+        uint32_t il = 0;
+        LES_RETURN_IF_ERROR(s.pod(&il, "recurrent layer index"));
+        if (il != static_cast<uint32_t>(rec_layers[j]))
+          return format_error("session state recurrent layer " + std::to_string(il) + " where this context has " +
+                              std::to_string(rec_layers[j]));
+        LES_ASSIGN_OR_RETURN(std::span<const uint8_t> st, s.take(floats * sizeof(float), "recurrent state"));
+        rec_states.push_back(st);
+      }
+      have_rec = true;
     } else {
       return unsupported_error("session state has section " + std::to_string(tag) +
-                               (tag == kTagRecurrent ? " (recurrent state)" : "") +
                                ", which this LES does not read (saved by a newer LES or for another model kind)");
     }
   }
   if (n_past < 0 || !have_kv) return format_error("session state lacks its tokens or KV cache section");
-  if (kv_rows.size() != static_cast<size_t>(n_past) * (kv.k_row_bytes() + kv.v_row_bytes()) * p.n_layer)
+  if (seq_.has_recurrent() && !have_rec)
+    return format_error("session state lacks the recurrent state this context's model (" +
+                        model_.file().architecture() + ") needs");
+  if (kv_rows.size() != static_cast<size_t>(n_past) * (kv.k_row_bytes() + kv.v_row_bytes()) * kv_layers)
     return format_error("session state: KV rows do not match the token count");
   const int32_t needed = n_past + (pending >= 0 ? 1 : 0);
   if (needed > n_ctx())
@@ -269,10 +334,19 @@ Status Context::load_state(std::span<const uint8_t> bytes) {
   reset();
   KvCache& dst = seq_.kv();
   const size_t kb = static_cast<size_t>(n_past) * kv.k_row_bytes(), vb = static_cast<size_t>(n_past) * kv.v_row_bytes();
+  const uint8_t* src = kv_rows.data();
   for (int32_t il = 0; il < p.n_layer; ++il) {
-    const uint8_t* src = kv_rows.data() + static_cast<size_t>(il) * (kb + vb);
+    if (dst.k_data_mut(il) == nullptr) continue;
     std::memcpy(dst.k_data_mut(il), src, kb);
     std::memcpy(dst.v_data_mut(il), src + kb, vb);
+    src += kb + vb;
+  }
+  for (size_t j = 0; j < rec_states.size(); ++j) {
+    // The bytes of a float array in the buffer may be unaligned: copy them.
+    std::vector<float> conv(rec.conv_floats()), ssm(rec.ssm_floats());
+    std::memcpy(conv.data(), rec_states[j].data(), conv.size() * sizeof(float));
+    std::memcpy(ssm.data(), rec_states[j].data() + conv.size() * sizeof(float), ssm.size() * sizeof(float));
+    seq_.recurrent().set_state(rec_layers[j], conv.data(), ssm.data());
   }
   seq_.advance(n_past);
   tokens_ = std::move(restored);

@@ -8,14 +8,22 @@
 //   sections, each: u32 tag, u32 reserved (0), u64 payload bytes, payload
 //     tag 1 "tokens": i32 n_past, i32 pending (-1 = none), n_past x i32 ids
 //     tag 2 "kv cache": u32 ggml type, u32 n_layer, u32 n_embd_k, u32 n_embd_v,
-//                       u32 n_past, then per layer n_past K rows followed by
-//                       n_past V rows (rows as KvCache stores them)
-//     (tag 3 is reserved for the recurrent state of hybrid models; a
-//      version-1 reader refuses any tag it does not know, naming it)
+//                       u32 n_past, u32 layers with K/V, then per such layer
+//                       (ascending) n_past K rows followed by n_past V rows
+//                       (rows as KvCache stores them; a hybrid model's
+//                       linear-attention layers have none)
+//     tag 3 "recurrent" (only for a model with linear-attention layers, and
+//                       then required): u32 d_conv, conv_channels, n_k_heads,
+//                       n_v_heads, head_dim, u32 layer count, then per
+//                       recurrent layer (ascending): u32 layer index,
+//                       (d_conv - 1) x conv_channels f32 conv state,
+//                       n_v_heads x head_dim^2 f32 delta-rule state
+//                       (recurrent_state.h)
+//     (a version-1 reader refuses any other tag, naming it)
 //   u64 FNV-1a 64 checksum of every byte before it.
 // A state restores into a context of the same model (fingerprint), KV cache
-// type and shape, with n_ctx >= n_past + pending; the tokens, pending token
-// and KV rows then equal the saved context's, so generation continues with
+// type and shape, with n_ctx >= n_past + pending; the tokens, pending token,
+// KV rows and recurrent state then equal the saved context's, so generation continues with
 // the same tokens as if the state had never left the context. The logits are
 // not saved: continue with a prompt or with the pending token.
 //
