@@ -116,7 +116,12 @@ struct Chat {
     size_t keep = 0;
     while (keep < held.size() && keep < ids.size() && held[keep] == ids[keep]) ++keep;
     if (keep == ids.size()) --keep;  // at least one token to evaluate
-    les_context_trim(ctx, static_cast<int32_t>(keep));
+    if (les_context_trim(ctx, static_cast<int32_t>(keep)) != LES_OK) {
+      // A recurrent (linear-attention) state cannot go back to an arbitrary
+      // position: evaluate the whole conversation again.
+      les_context_reset(ctx);
+      keep = 0;
+    }
     std::vector<const char*> stops;
     les_generate_params gp = generate_params(o.sampling, stops);
     gp.sampler.seed += n_turns++;  // reproducible per seed, a different random sequence every turn
