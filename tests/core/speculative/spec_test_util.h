@@ -122,12 +122,18 @@ struct GenOut {
   std::vector<int32_t> tokens;
   GenerateStats stats;
   int32_t n_past = 0;
-  std::vector<float> next_logits;  // after decoding one more token: the state generation left
+  std::vector<int32_t> ctx_tokens;  // the context's token ids afterwards (Context::tokens())
+  int32_t pending = -1;             // and its pending token
+  std::vector<uint8_t> state;       // Context::save_state() afterwards
+  std::vector<float> next_logits;   // after evaluating the pending token: the state generation left
 };
 
-// Greedy generation of n tokens from `prompt`; `spec` null = plain.
+// Greedy generation of n tokens from `prompt`; `spec` null = plain. With
+// `probe`, the pending token is evaluated afterwards for next_logits (the
+// context then holds no pending token); without, the context is left as
+// generation left it (a later call continues the session).
 inline GenOut generate_greedy(Context& ctx, const Tokenizer& tok, const std::string& prompt, int32_t n,
-                              SpeculativeDecoder* spec, std::vector<std::string> stop = {}) {
+                              SpeculativeDecoder* spec, std::vector<std::string> stop = {}, bool probe = true) {
   SamplerParams sp;
   sp.temperature = 0.0f;
   auto s = Sampler::create(sp);
@@ -142,9 +148,13 @@ inline GenOut generate_greedy(Context& ctx, const Tokenizer& tok, const std::str
   o.tokens = st->tokens;
   o.stats = *st;
   o.n_past = ctx.n_past();
-  if (!o.tokens.empty() && ctx.n_past() < ctx.n_ctx()) {
-    const int32_t last[1] = {o.tokens.back()};
-    REQUIRE(ctx.decode(last).ok());
+  o.ctx_tokens.assign(ctx.tokens().begin(), ctx.tokens().end());
+  o.pending = ctx.pending();
+  auto state = ctx.save_state();
+  REQUIRE(state.ok());
+  o.state = std::move(state).value();
+  if (probe && ctx.pending() >= 0) {
+    REQUIRE(ctx.decode({}).ok());  // evaluates the pending token
     o.next_logits.assign(ctx.logits().begin(), ctx.logits().end());
   }
   return o;

@@ -6,7 +6,8 @@
 // lookup, random drafts (rejections) and an oracle that corrupts some tokens
 // (long accepted prefixes), all with the draft length forced to the maximum
 // so every path of the verifier runs. Also: a verify pass near n_ctx is
-// shortened, never writes past it; stop strings in the middle of a pass.
+// shortened, never writes past it; stop strings in the middle of a pass; a
+// later call continues the session (pending token, no BOS) as plain decoding.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -50,6 +51,11 @@ void check_same(const GenOut& plain, const GenOut& spec) {
   CHECK(spec.n_past == plain.n_past);
   CHECK(spec.stats.n_generated == plain.stats.n_generated);
   CHECK(spec.stats.stop_reason == plain.stats.stop_reason);
+  // The session: the same token ids (accepted drafts kept, rejected ones
+  // dropped), the same pending token, and a saved state byte for byte equal.
+  CHECK(spec.ctx_tokens == plain.ctx_tokens);
+  CHECK(spec.pending == plain.pending);
+  CHECK(spec.state == plain.state);
   REQUIRE(spec.next_logits.size() == plain.next_logits.size());
   CHECK(std::memcmp(spec.next_logits.data(), plain.next_logits.data(), plain.next_logits.size() * sizeof(float)) == 0);
 }
@@ -172,5 +178,39 @@ TEST_CASE("speculative: stops inside a verify pass leave the context as plain de
     auto ctx = make_context(*l.model, 200, 0);
     GenOut s = generate_greedy(*ctx, *l.tok, kPrompt, n, dec.get(), {"room"});
     check_same(plain, s);
+  }
+}
+
+TEST_CASE("speculative: later calls continue the session as plain decoding does", "[speculative]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  Loaded l = load_model(path);
+  const char* turns[] = {kPrompt, " and then she", " The room"};
+  const int32_t n_per_turn[] = {7, 9, 6};  // every turn ends inside a verify pass for some drafts
+  auto run = [&](SpeculativeDecoder* dec, size_t budget) {
+    auto ctx = make_context(*l.model, 200, budget);
+    std::vector<GenOut> out;
+    for (int t = 0; t < 3; ++t)
+      out.push_back(generate_greedy(*ctx, *l.tok, turns[t], n_per_turn[t], dec, {}, /*probe=*/t == 2));
+    return out;
+  };
+  const std::vector<GenOut> plain = run(nullptr, 0);
+  for (const GenOut& o : plain) REQUIRE(o.pending == o.tokens.back());  // each turn left its last token pending
+  std::vector<int32_t> truth = plain.back().ctx_tokens;
+  truth.push_back(plain.back().pending);
+  truth.resize(truth.size() + 16, 0);
+  for (size_t budget : {size_t{0}, SIZE_MAX}) {
+    for (int kind = 0; kind < 3; ++kind) {
+      INFO("budget " << budget << " drafter " << kind);
+      std::unique_ptr<Drafter> d = kind == 0   ? lookup_drafter()
+                                   : kind == 1 ? std::unique_ptr<Drafter>(new OracleDrafter(truth, l.model->hparams().n_vocab, 0))
+                                               : std::unique_ptr<Drafter>(new OracleDrafter(truth, l.model->hparams().n_vocab, 3));
+      auto dec = make_decoder(std::move(d), 8, /*forced=*/true);
+      const std::vector<GenOut> spec = run(dec.get(), budget);
+      for (int t = 0; t < 3; ++t) {
+        INFO("turn " << t);
+        check_same(plain[static_cast<size_t>(t)], spec[static_cast<size_t>(t)]);
+      }
+      if (kind == 1) CHECK(dec->stats().total.n_accepted > 0);
+    }
   }
 }
