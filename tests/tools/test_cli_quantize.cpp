@@ -72,8 +72,16 @@ TEST_CASE("les quantize: peak RSS stays a few slabs on a model many times larger
   INFO("input " << in_mib << " MiB, peak RSS " << rss << " MiB");
   // The bound: the process itself (~15 MiB of code and metadata) plus the
   // slabs (2 MiB of F32, its source and output bytes, a 16 MiB copy buffer).
+#if defined(__SANITIZE_ADDRESS__)
+  // Under AddressSanitizer (the `les` tried here is built with it too) RSS
+  // is not the program's: freed slabs wait in ASan's quarantine (256 MiB by
+  // default) and every allocation has shadow memory. The Release build checks
+  // the bound; here only that the streaming quantiser runs to the end.
+  WARN("peak RSS bound not checked under AddressSanitizer (quarantine and shadow memory)");
+#else
   CHECK(rss < 48);
   CHECK(rss * 3 < in_mib);
+#endif
   std::remove(big.c_str());
 }
 
