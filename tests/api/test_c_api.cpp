@@ -14,27 +14,13 @@
 #include <vector>
 
 #include "les/les.h"
+#include "support/c_api_loaded.h"
 #include "support/fixtures.h"
 
 namespace {
 
-struct Loaded {
-  les_model* model = nullptr;
-  les_context* ctx = nullptr;
-  ~Loaded() {
-    les_context_free(ctx);
-    les_model_free(model);
-  }
-};
-
-bool load(const std::string& path, Loaded& l, int32_t n_ctx = 0) {
-  les_model_params mp = les_model_default_params();
-  mp.n_threads = 2;
-  if (les_model_load(path.c_str(), &mp, &l.model) != LES_OK) return false;
-  les_context_params cp = les_context_default_params();
-  cp.n_ctx = n_ctx;
-  return les_context_create(l.model, &cp, &l.ctx) == LES_OK;
-}
+using les::test::load;
+using les::test::Loaded;
 
 struct Collect {
   std::string text;

@@ -39,9 +39,7 @@ inline Loaded load_model(const std::string& path) {
 }
 
 // budget_bytes 0: resident; SIZE_MAX: the smallest budget the model accepts.
-inline std::unique_ptr<Context> make_context(const Model& m, int32_t n_ctx, size_t budget_bytes) {
-  ContextParams cp;
-  cp.n_ctx = n_ctx;
+inline std::unique_ptr<Context> make_context(const Model& m, const ContextParams& cp, size_t budget_bytes) {
   sched::StreamingParams sp;
   if (budget_bytes == SIZE_MAX) {
     auto min = sched::min_expert_budget_bytes(m, cp, sp);
@@ -52,6 +50,12 @@ inline std::unique_ptr<Context> make_context(const Model& m, int32_t n_ctx, size
   auto c = sched::create_context(m, cp, sp);
   REQUIRE(c.ok());
   return std::move(c).value();
+}
+
+inline std::unique_ptr<Context> make_context(const Model& m, int32_t n_ctx, size_t budget_bytes) {
+  ContextParams cp;
+  cp.n_ctx = n_ctx;
+  return make_context(m, cp, budget_bytes);
 }
 
 // Proposes uniformly random ids (a fixed seed): nearly every draft is rejected.

@@ -25,16 +25,8 @@ std::vector<float> run(const Model& m, GgmlType kv, size_t budget, const std::ve
   ContextParams cp;
   cp.n_ctx = 96;
   cp.kv_type = kv;
-  sched::StreamingParams sp;
-  if (budget == SIZE_MAX) {
-    auto min = sched::min_expert_budget_bytes(m, cp, sp);
-    REQUIRE(min.ok());
-    budget = *min;
-  }
-  sp.budget_bytes = budget;
-  auto c = sched::create_context(m, cp, sp);
-  REQUIRE(c.ok());
-  Context& ctx = **c;
+  const std::unique_ptr<Context> c = make_context(m, cp, budget);
+  Context& ctx = *c;
   REQUIRE(ctx.decode(prompt).ok());
   std::vector<float> out;
   for (size_t i = 0; i < tokens.size(); i += chunk) {
