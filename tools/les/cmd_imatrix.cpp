@@ -20,7 +20,7 @@
 #include <memory>
 #include <string>
 
-#include "les/cancel_flag.h"
+#include "les/interrupt.h"
 #include "les/chunk_eval.h"
 #include "les/commands.h"
 #include "les/model_options.h"
@@ -102,7 +102,7 @@ int imatrix(ImatrixArgs& a) {
   std::fprintf(stderr, "les imatrix: %s, %d chunks of %d tokens%s -> %s\n", model_desc(model.p).c_str(), n_chunk,
                n_ctx, streaming ? ", experts streamed" : "", a.out.c_str());
   ChunkEvaluator eval(ctx.p, n_ctx, a.n_batch, n_vocab, bos_if_added(model.p));
-  CancelOnSignal cancel(kTool, "");
+  InterruptScope cancel(nullptr, kTool, kStopAtNextStep);
   quant::NllStats nll;
   const auto t0 = std::chrono::steady_clock::now();
   int rc = 0;

@@ -152,7 +152,7 @@ int perplexity(PerplexityArgs& a) {
   quant::KldStats kld;
   std::vector<uint16_t> words(hdr.chunk_words());
   const size_t nw = quant::CompactLogProbs::n_words(n_vocab);
-  InterruptScope interrupt(ctx.p, "perplexity");
+  InterruptScope interrupt(ctx.p, "perplexity", kStopAfterToken);
   const auto t0 = std::chrono::steady_clock::now();
   int rc = 0;
   for (int32_t c = 0; c < n_chunk; ++c) {

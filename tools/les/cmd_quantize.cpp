@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "les/cancel_flag.h"
+#include "les/interrupt.h"
 #include "les/commands.h"
 #include "les/model_options.h"
 #include "quant/quantize_model.h"
@@ -85,7 +85,7 @@ int quantize(const QuantizeArgs& a) {
                  im.entries.size(), im.chunk_count, im.datasets.empty() ? "" : ", dataset ",
                  im.datasets.empty() ? "" : im.datasets.front().c_str());
   }
-  CancelOnSignal cancel("quantize", a.out + ".tmp");
+  InterruptScope cancel(nullptr, "quantize", kStopAtNextStep, a.out + ".tmp");
   p.cancel = &cancel.flag();
   const auto t0 = std::chrono::steady_clock::now();
   auto secs = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };

@@ -140,7 +140,7 @@ int run(RunOptions o) {
   gp.parse_special = o.parse_special || o.chat;
   Output out;
   out.json = o.json;
-  InterruptScope interrupt(ctx.p, kTool);
+  InterruptScope interrupt(ctx.p, kTool, kStopAfterToken);
   const les_status st = les_generate(ctx.p, o.prompt.c_str(), &gp, print_piece, &out);
   std::fputc('\n', stderr);
   // A full context ends generation like n_predict does, and so does an

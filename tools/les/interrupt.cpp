@@ -1,10 +1,9 @@
-// Signal handling for generating subcommands; see interrupt.h.
+// Signal handling for long-running subcommands; see interrupt.h.
 #include "les/interrupt.h"
 
 #include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
 #include <cstring>
 
@@ -12,30 +11,39 @@ namespace les::tool {
 namespace {
 
 // Process-wide by nature: signal handlers reach the scope's state only
-// through these. All are lock-free atomics (async-signal-safe to use).
+// through these. The atomics are lock-free (async-signal-safe to use); the
+// buffers are written before the handlers are installed.
 std::atomic<les_context*> g_ctx{nullptr};
+std::atomic<bool> g_flag{false};
 std::atomic<int> g_first_signal{0};
 std::atomic<int> g_count{0};
-static_assert(std::atomic<les_context*>::is_always_lock_free && std::atomic<int>::is_always_lock_free);
+static_assert(std::atomic<les_context*>::is_always_lock_free && std::atomic<int>::is_always_lock_free &&
+              std::atomic<bool>::is_always_lock_free);
 char g_message[160];
 size_t g_message_len = 0;
+char g_path[4096];  // unlinked by a second signal; empty: nothing
 struct sigaction g_old_int, g_old_term;
 
 void on_signal(int sig) {
-  if (g_count.fetch_add(1) > 0) _exit(128 + sig);  // the second signal: exit now
+  if (g_count.fetch_add(1) > 0) {  // the second signal: exit now
+    if (g_path[0] != 0) unlink(g_path);
+    _exit(128 + sig);
+  }
   g_first_signal.store(sig);
-  les_context_cancel(g_ctx.load());
+  g_flag.store(true);
+  if (les_context* ctx = g_ctx.load()) les_context_cancel(ctx);
   ssize_t ignored = write(STDERR_FILENO, g_message, g_message_len);
   (void)ignored;
 }
 
 }  // namespace
 
-InterruptScope::InterruptScope(les_context* ctx, const char* tool) {
-  std::snprintf(g_message, sizeof g_message,
-                "\nles %s: interrupted: stopping after the current token (interrupt again to exit at once)\n", tool);
+InterruptScope::InterruptScope(les_context* ctx, const char* tool, const char* note, const std::string& remove_path) {
+  std::snprintf(g_message, sizeof g_message, "\nles %s: interrupted%s\n", tool, note);
   g_message_len = std::strlen(g_message);
+  std::snprintf(g_path, sizeof g_path, "%s", remove_path.size() < sizeof g_path ? remove_path.c_str() : "");
   g_ctx.store(ctx);
+  g_flag.store(false);
   g_first_signal.store(0);
   g_count.store(0);
   struct sigaction sa;
@@ -51,7 +59,10 @@ InterruptScope::~InterruptScope() {
   sigaction(SIGINT, &g_old_int, nullptr);
   sigaction(SIGTERM, &g_old_term, nullptr);
   g_ctx.store(nullptr);
+  g_path[0] = 0;
 }
+
+const std::atomic<bool>& InterruptScope::flag() const noexcept { return g_flag; }
 
 int InterruptScope::signal_number() const noexcept { return g_first_signal.load(); }
 
