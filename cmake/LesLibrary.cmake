@@ -23,7 +23,7 @@ pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
 add_library(les_obj OBJECT ${LES_CORE_SOURCES})
 target_include_directories(les_obj PUBLIC ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include)
 target_link_libraries(les_obj PUBLIC les_kernels_obj fmt::fmt spdlog::spdlog nlohmann_json::nlohmann_json
-                      Eigen3::Eigen Threads::Threads ICU::uc PkgConfig::UTF8PROC)
+                      Threads::Threads ICU::uc PkgConfig::UTF8PROC)
 if(LIBURING_FOUND)
   target_link_libraries(les_obj PUBLIC PkgConfig::LIBURING)
   target_compile_definitions(les_obj PUBLIC LES_HAVE_LIBURING=1)
