@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/gguf/expert_layout.h"
+#include "core/gguf/expert_layout_keys.h"
 #include "core/gguf/gguf_reader.h"
 #include "core/gguf/gguf_stream_writer.h"
 #include "kernels/kernels.h"
@@ -92,12 +94,15 @@ Status check_plan(const std::vector<gguf::TensorInfo>& tensors, const std::vecto
   return Status();
 }
 
-Status set_metadata(gguf::GgufWriter& m, const gguf::GgufFile& in, const QuantizeParams& p) {
+// `experts`: the output's expert layers when the layout is contiguous (else empty).
+Status set_metadata(gguf::GgufWriter& m, const gguf::GgufFile& in, const QuantizeParams& p,
+                    const std::vector<LayerExpertInfo>& experts) {
   for (const gguf::KeyValue& kv : in.metadata()) {
-    if (kv.key == "general.alignment") continue;
+    if (is_expert_layout_key(kv.key)) continue;
     if (Status s = m.set(kv.key, kv.value); !s.ok()) return s;
   }
-  if (Status s = m.set_alignment(in.alignment()); !s.ok()) return s;
+  if (Status s = experts.empty() ? m.set_alignment(in.alignment()) : set_contiguous_layout_keys(m, experts); !s.ok())
+    return s;
   if (Status s = m.set_u32("general.quantization_version", 2); !s.ok()) return s;
   if (Status s = m.set_u32("general.file_type", preset_file_type(p.plan.preset)); !s.ok()) return s;
   if (p.imatrix == nullptr) return Status();
@@ -106,6 +111,50 @@ Status set_metadata(gguf::GgufWriter& m, const gguf::GgufFile& in, const Quantiz
   if (s.ok()) s = m.set_u32("quantize.imatrix.entries_count", static_cast<uint32_t>(p.imatrix->entries.size()));
   if (s.ok() && p.imatrix->chunk_count > 0) s = m.set_u32("quantize.imatrix.chunks_count", p.imatrix->chunk_count);
   return s;
+}
+
+// The routed experts of the output (types from the plan), one entry per
+// block, for the contiguous layout. Errors: invalid_argument (no routed
+// experts; a layer missing one of gate/up/down; expert counts or shapes that
+// disagree within a layer).
+Result<std::vector<LayerExpertInfo>> output_expert_layers(const std::vector<gguf::TensorInfo>& tensors,
+                                                          const std::vector<TensorChoice>& plan, int n_layer,
+                                                          int n_expert, const std::string& in_path) {
+  std::vector<LayerExpertInfo> layers(static_cast<size_t>(std::max(n_layer, 0)));
+  std::vector<int> seen(layers.size(), 0);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const auto [layer, role] = expert_tensor_role(tensors[i].name);
+    if (layer < 0) continue;
+    const gguf::TensorInfo& t = tensors[i];
+    if (layer >= n_layer || t.n_dims != 3 || t.ne[2] != n_expert)
+      return invalid_argument_error("--layout contiguous: expert tensor '" + t.name + "' of " + in_path +
+                                    " does not fit the model's block_count and expert_count (" +
+                                    std::to_string(n_layer) + ", " + std::to_string(n_expert) + ")");
+    ExpertMatrixInfo mi;
+    mi.type = plan[i].type;
+    mi.cols = t.ne[0];
+    mi.rows = t.ne[1];
+    mi.row_bytes = *ggml_row_bytes(mi.type, mi.cols);
+    mi.bytes = mi.row_bytes * static_cast<uint64_t>(mi.rows);
+    LayerExpertInfo& li = layers[static_cast<size_t>(layer)];
+    (role == 0 ? li.gate : role == 1 ? li.up : li.down) = mi;
+    seen[static_cast<size_t>(layer)] |= 1 << role;
+  }
+  bool any = false;
+  for (size_t l = 0; l < layers.size(); ++l) {
+    if (seen[l] == 0) continue;
+    LayerExpertInfo& li = layers[l];
+    if (seen[l] != 7 || li.gate.cols != li.up.cols || li.gate.rows != li.up.rows || li.down.cols != li.gate.rows ||
+        li.down.rows != li.gate.cols)
+      return invalid_argument_error("--layout contiguous: layer " + std::to_string(l) + " of " + in_path +
+                                    " lacks one of ffn_{gate,up,down}_exps or their shapes disagree");
+    li.present = true;
+    li.expert_bytes = li.gate.bytes + li.up.bytes + li.down.bytes;
+    li.blob_stride = contiguous_blob_stride(li.expert_bytes);
+    any = true;
+  }
+  if (!any) return invalid_argument_error("--layout contiguous: " + in_path + " has no routed expert tensors");
+  return layers;
 }
 
 }  // namespace
@@ -134,20 +183,72 @@ Result<QuantizeReport> quantize_model(const std::string& in_path, const std::str
     for (int d = 0; d < 4; ++d) s.ne[d] = t.ne[static_cast<size_t>(d)];
     shapes.push_back(s);
   }
+  if (in.find(kExpertLayoutKey) != nullptr)
+    return invalid_argument_error(in_path + " has LES's contiguous expert layout (written by les repack); quantise "
+                                  "the original per-tensor file (add --layout contiguous to get this layout)");
   const std::vector<TensorChoice> plan = plan_types(shapes, p.plan, n_layer, n_expert);
   if (Status s = check_plan(in.tensors(), plan, p, in_path); !s.ok()) return s;
+  std::vector<LayerExpertInfo> experts;  // contiguous layout only
+  if (p.layout == OutputLayout::contiguous) {
+    auto e = output_expert_layers(in.tensors(), plan, n_layer, n_expert, in_path);
+    if (!e.ok()) return e.status();
+    experts = std::move(e).value();
+  }
+  // The output layer whose packed tensor holds tensor `t`, or -1 (written as itself).
+  auto packed_layer = [&](const gguf::TensorInfo& t) {
+    const int32_t l = experts.empty() ? -1 : expert_tensor_role(t.name).first;
+    return l >= 0 && experts[static_cast<size_t>(l)].present ? l : -1;
+  };
 
   gguf::GgufStreamWriter w;
-  if (Status s = set_metadata(w.metadata(), in, p); !s.ok()) return s;
+  if (Status s = set_metadata(w.metadata(), in, p, experts); !s.ok()) return s;
+  std::vector<bool> declared(experts.size(), false);
   for (size_t i = 0; i < plan.size(); ++i) {
     const gguf::TensorInfo& t = in.tensors()[i];
-    if (Status s = w.declare_tensor(t.name, plan[i].type, std::span<const int64_t>(t.ne.data(), t.n_dims)); !s.ok())
-      return s;
+    Status s;
+    if (const int32_t l = packed_layer(t); l < 0) {
+      s = w.declare_tensor(t.name, plan[i].type, std::span<const int64_t>(t.ne.data(), t.n_dims));
+    } else if (!declared[static_cast<size_t>(l)]) {  // the packed tensor takes the first expert tensor's place
+      declared[static_cast<size_t>(l)] = true;
+      s = w.declare_tensor(packed_experts_tensor_name(l), GgmlType::I8,
+                           {static_cast<int64_t>(experts[static_cast<size_t>(l)].blob_stride), n_expert});
+    }
+    if (!s.ok()) return s;
   }
   Fd fd;
   fd.fd = ::open(in_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd.fd < 0) return io_error("cannot open " + in_path + ": " + std::strerror(errno));
   if (Status s = w.begin(out_path); !s.ok()) return s;
+  // Contiguous layout: each blob's zero padding, then every expert matrix at
+  // its place in its blob; other tensors as themselves.
+  for (size_t l = 0; l < experts.size(); ++l) {
+    const LayerExpertInfo& li = experts[l];
+    if (!li.present || li.blob_stride == li.expert_bytes) continue;
+    const std::vector<uint8_t> zeros(li.blob_stride - li.expert_bytes, 0);
+    for (int64_t e = 0; e < n_expert; ++e)
+      if (Status s = w.write_bytes(packed_experts_tensor_name(static_cast<int32_t>(l)),
+                                   static_cast<uint64_t>(e) * li.blob_stride + li.expert_bytes, zeros);
+          !s.ok())
+        return s;
+  }
+  // Writes `bytes` at byte `off` of tensor t's output data.
+  auto write_out = [&](const gguf::TensorInfo& t, uint64_t off, std::span<const uint8_t> bytes) -> Status {
+    const int32_t l = packed_layer(t);
+    if (l < 0) return w.write_bytes(t.name, off, bytes);
+    const LayerExpertInfo& li = experts[static_cast<size_t>(l)];
+    const int role = expert_tensor_role(t.name).second;
+    const uint64_t slab = (role == 0 ? li.gate : role == 1 ? li.up : li.down).bytes;
+    const uint64_t base = role == 0 ? 0 : role == 1 ? li.gate.bytes : li.gate.bytes + li.up.bytes;
+    const std::string packed = packed_experts_tensor_name(l);
+    while (!bytes.empty()) {  // split at expert boundaries: expert e's slab goes to blob e
+      const uint64_t e = off / slab, within = off % slab;
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(slab - within, bytes.size()));
+      if (Status s = w.write_bytes(packed, e * li.blob_stride + base + within, bytes.first(n)); !s.ok()) return s;
+      bytes = bytes.subspan(n);
+      off += n;
+    }
+    return Status();
+  };
 
   QuantizeReport rep;
   rep.in_bytes = in.file_size();
@@ -170,7 +271,7 @@ Result<QuantizeReport> quantize_model(const std::string& in_path, const std::str
         const size_t n = static_cast<size_t>(std::min(kCopy, t.n_bytes - off));
         src.resize(n);
         if (Status s = pread_all(fd.fd, src.data(), n, t.file_offset + off, in_path); !s.ok()) return s;
-        if (Status s = w.write_bytes(t.name, off, src); !s.ok()) return s;
+        if (Status s = write_out(t, off, src); !s.ok()) return s;
       }
     } else {
       ++rep.n_quantized;
@@ -208,7 +309,7 @@ Result<QuantizeReport> quantize_model(const std::string& in_path, const std::str
           const float* im = imat.empty() ? nullptr : imat.data() + ((r0 + r) / ne1) * ne0;
           kernels::quantize_weights_row(table, c.type, x, dst.data() + static_cast<size_t>(r) * out_row, ne0, im);
         });
-        if (Status s = w.write_rows(t.name, r0, dst); !s.ok()) return s;
+        if (Status s = write_out(t, static_cast<uint64_t>(r0) * out_row, dst); !s.ok()) return s;
       }
     }
     prog.tensor_index = static_cast<int64_t>(i) + 1;

@@ -13,6 +13,13 @@
 // the model's size. The output goes to OUT.tmp and is renamed at the end; on
 // any error or cancellation the temporary file is removed.
 //
+// Layout: with QuantizeParams::layout = contiguous the routed experts are
+// written straight into the contiguous per-expert layout that `les repack`
+// produces (core/gguf/expert_layout.h: one 4 KiB-aligned blob gate | up | down
+// per expert, general.alignment 4096, the les.expert_layout.* keys), in the
+// same single pass: the file equals quantising per tensor and then repacking
+// (verify_repacked() of the two holds).
+//
 // Thread-safety: one call per output file; `cancel` may be set from any
 // thread (or a signal handler: it is a lock-free atomic).
 #pragma once
@@ -33,8 +40,15 @@ struct QuantizeProgress {
   uint64_t bytes_done = 0, bytes_total = 0;  // input bytes processed / to process
 };
 
+// Where the routed experts' bytes go in the output (core/gguf/expert_layout.h).
+enum class OutputLayout {
+  per_tensor,  // llama.cpp's: three 3-D tensors per MoE layer (any GGUF tool reads it)
+  contiguous,  // LES's: one blob per expert, one read each (what streaming wants)
+};
+
 struct QuantizeParams {
   PlanOptions plan;
+  OutputLayout layout = OutputLayout::per_tensor;
   const Imatrix* imatrix = nullptr;  // null: no importance weighting
   std::string imatrix_path;          // recorded as quantize.imatrix.file
   int n_threads = 1;
@@ -55,7 +69,10 @@ struct QuantizeReport {
 // whose input type cannot be converted (only F32, F16, BF16 and Q8_0 can); a
 // target type LES cannot produce; a target that needs an imatrix (IQ1/IQ2/
 // IQ3_XXS) without one; an imatrix made for another model: an entry naming a
-// tensor the model lacks, or of another width or expert count), io, format
+// tensor the model lacks, or of another width or expert count; an input
+// already in the contiguous layout (quantise the original file); layout
+// contiguous for a model without routed experts), unsupported (contiguous:
+// expert shapes that differ between layers), io, format
 // (malformed input), cancelled.
 Result<QuantizeReport> quantize_model(const std::string& in_path, const std::string& out_path,
                                       const QuantizeParams& p);

@@ -8,7 +8,10 @@
 #include <fstream>
 #include <string>
 
+#include "core/gguf/expert_layout.h"
+#include "core/gguf/expert_repack.h"
 #include "core/gguf/gguf_reader.h"
+#include "core/gguf/gguf_writer.h"
 #include "core/model/golden_support.h"
 #include "quant/quantize_model.h"
 #include "support/fixtures.h"
@@ -152,4 +155,67 @@ TEST_CASE("quantize: a cancelled run leaves no output", "[quant]") {
   CHECK(seen == 10);
   CHECK_FALSE(exists(out));
   CHECK_FALSE(exists(out + ".tmp"));
+}
+
+TEST_CASE("quantize --layout contiguous: the experts of quantise-then-repack, in one pass", "[quant]") {
+  LES_REQUIRE_FIXTURE(f16, "trained/tiny-qwen3moe-F16.gguf");
+  const std::string dir = test::temp_dir();
+  const std::string per_tensor = dir + "/q4km-per-tensor.gguf", packed = dir + "/q4km-contiguous.gguf";
+  // Q4_K_M: ffn_down_exps is Q8_0 in some layers and Q5_0 in others, so blob
+  // strides differ between layers; 64 KiB slabs split tensors mid-expert.
+  QuantizeParams p = params(Preset::q4_k_m);
+  p.slab_bytes = 64 * 1024;
+  REQUIRE(quantize_model(f16, per_tensor, p).ok());
+  p.layout = OutputLayout::contiguous;
+  auto r = quantize_model(f16, packed, p);
+  REQUIRE(r.ok());
+  CHECK_FALSE(exists(packed + ".tmp"));
+  // Every expert matrix, every other tensor and every key identical to the per-tensor file's.
+  auto n = verify_repacked(per_tensor, packed);
+  REQUIRE(n.ok());
+  CHECK(*n == 8 * 32);
+  const auto meta = open_meta(packed);
+  auto layout = ExpertLayout::from_file(*meta);
+  REQUIRE(layout.ok());
+  CHECK(layout->contiguous());
+  CHECK(layout->layer(0).down.type != layout->layer(1).down.type);  // Q8_0 vs Q5_0
+  for (int32_t l = 0; l < layout->n_layer(); ++l) CHECK(layout->layer(l).blob_stride % 4096 == 0);
+  // The same as les repack of the per-tensor file, byte for byte in the tensor data.
+  const std::string repacked = dir + "/q4km-repacked.gguf";
+  REQUIRE(repack_experts(per_tensor, repacked).ok());
+  const auto rep = open_meta(repacked);
+  REQUIRE(rep->tensors().size() == meta->tensors().size());
+  for (size_t i = 0; i < rep->tensors().size(); ++i) {
+    CHECK(rep->tensors()[i].name == meta->tensors()[i].name);
+    CHECK(rep->tensors()[i].n_bytes == meta->tensors()[i].n_bytes);
+  }
+  CHECK(*verify_repacked(per_tensor, repacked) == *n);
+
+  SECTION("an input already in the contiguous layout is refused") {
+    auto again = quantize_model(packed, dir + "/again.gguf", params(Preset::q8_0));
+    REQUIRE_FALSE(again.ok());
+    CHECK(again.status().code() == StatusCode::invalid_argument);
+    CHECK_THAT(again.status().message(), Catch::Contains("contiguous expert layout"));
+    CHECK_FALSE(exists(dir + "/again.gguf"));
+  }
+}
+
+TEST_CASE("quantize --layout contiguous: a model without routed experts is refused", "[quant]") {
+  gguf::GgufWriter g;
+  REQUIRE(g.set_string("general.architecture", "llama").ok());
+  REQUIRE(g.set_u32("llama.block_count", 1).ok());
+  const std::vector<float> w(256 * 4, 0.5f);
+  const int64_t ne[2] = {256, 4};
+  REQUIRE(g.add_tensor("blk.0.attn_q.weight", GgmlType::F32, ne, w.data(), w.size() * sizeof(float)).ok());
+  const std::string in = test::temp_dir() + "/dense.gguf", out = test::temp_dir() + "/dense-q8.gguf";
+  REQUIRE(g.write_to_file(in).ok());
+  QuantizeParams p = params(Preset::q8_0);
+  REQUIRE(quantize_model(in, out, p).ok());  // per-tensor: fine
+  p.layout = OutputLayout::contiguous;
+  auto r = quantize_model(in, out + "2", p);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == StatusCode::invalid_argument);
+  CHECK_THAT(r.status().message(), Catch::Contains("no routed expert tensors"));
+  CHECK_FALSE(exists(out + "2"));
+  CHECK_FALSE(exists(out + "2.tmp"));
 }

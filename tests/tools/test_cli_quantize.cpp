@@ -43,7 +43,7 @@ TEST_CASE("les quantize: options anywhere, usage refusals", "[cli]") {
   const RunResult info = run_les("inspect " + sh_quote(out));
   CHECK_THAT(info.out, Catch::Contains("Q6_K") && Catch::Contains("Q8_0") && Catch::Contains("Q4_K"));
   for (const char* bad : {" q5_z", " q8_0 --tensor-type nonsense", " q8_0 --tensor-type 'x=q9_k'",
-                          " q8_0 --output-tensor-type zz", " q8_0 -t -1"}) {
+                          " q8_0 --output-tensor-type zz", " q8_0 -t -1", " q8_0 --layout sideways"}) {
     const RunResult r = run_les("quantize " + sh_quote(f16) + " " + sh_quote(out + ".x") + bad);
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Catch::StartsWith("les quantize: "));
@@ -54,6 +54,28 @@ TEST_CASE("les quantize: options anywhere, usage refusals", "[cli]") {
   CHECK_THAT(requant.err, Catch::Contains("requantises only"));
   const RunResult missing = run_les("quantize /nonexistent.gguf " + sh_quote(out + ".x") + " q8_0");
   CHECK(missing.exit_code == 1);
+}
+
+TEST_CASE("les quantize --layout contiguous: streams the per-tensor file's text", "[cli]") {
+  LES_REQUIRE_FIXTURE(f16, "trained/tiny-qwen3moe-F16.gguf");
+  const std::string dir = les::test::temp_dir();
+  const std::string a = dir + "/mixed-per-tensor.gguf", b = dir + "/mixed-contiguous.gguf";
+  REQUIRE(run_les("quantize -q " + sh_quote(f16) + " " + sh_quote(a) + " les-mixed -t 2").exit_code == 0);
+  const RunResult q = run_les("quantize -q --layout contiguous " + sh_quote(f16) + " " + sh_quote(b) + " les-mixed -t 2");
+  INFO(q.err);
+  REQUIRE(q.exit_code == 0);
+  CHECK_THAT(q.err, Catch::Contains("contiguous experts"));
+  CHECK(run_les("repack --verify-only " + sh_quote(a) + " " + sh_quote(b)).exit_code == 0);
+  const std::string gen = " -p 'It was a dark and stormy night' -n 24 --temp 0 --ignore-eos -t 2";
+  const RunResult ra = run_les("run -m " + sh_quote(a) + gen);
+  const RunResult rb = run_les("run -m " + sh_quote(b) + gen + " --budget-mb 1");
+  INFO(rb.err);
+  REQUIRE(ra.exit_code == 0);
+  REQUIRE(rb.exit_code == 0);
+  CHECK(ra.out == rb.out);
+  const RunResult again = run_les("quantize " + sh_quote(b) + " " + sh_quote(dir + "/x.gguf") + " q8_0");
+  CHECK(again.exit_code == 2);
+  CHECK_THAT(again.err, Catch::Contains("contiguous expert layout"));
 }
 
 TEST_CASE("les quantize: peak RSS stays a few slabs on a model many times larger", "[cli]") {

@@ -5,7 +5,8 @@
 // les-mixed-down4 (the same with ffn_down_exps Q4_K). Options may come before
 // or after the positional arguments: --tensor-type REGEX=TYPE (repeatable,
 // first match wins), --output-tensor-type, --token-embedding-type,
-// --imatrix FILE (GGUF or legacy .dat), -t threads.
+// --imatrix FILE (GGUF or legacy .dat), --layout per_tensor|contiguous (the
+// latter writes the experts straight into les repack's layout), -t threads.
 //
 // Prints one line per tensor (its type change) and a summary (sizes, time,
 // peak RSS) to stderr. Writes OUT.tmp and renames it; Ctrl-C or an error
@@ -34,6 +35,7 @@ struct QuantizeArgs {
   std::string in, out, preset;
   std::vector<std::string> tensor_types;
   std::string output_type, token_embd_type, imatrix;
+  std::string layout = "per_tensor";
   int n_threads = 0;
   double slab_mb = 16;
   bool quiet = false;
@@ -49,6 +51,9 @@ int quantize(const QuantizeArgs& a) {
   const auto preset = quant::preset_from_name(a.preset);
   if (!preset) return usage("unknown preset '" + a.preset + "' (q8_0, q4_k_m, q3_k_m, les-mixed, les-mixed-down4)");
   p.plan.preset = *preset;
+  if (a.layout != "per_tensor" && a.layout != "contiguous")
+    return usage("--layout must be per_tensor or contiguous, got '" + a.layout + "'");
+  p.layout = a.layout == "contiguous" ? quant::OutputLayout::contiguous : quant::OutputLayout::per_tensor;
   for (const std::string& spec : a.tensor_types) {
     auto o = quant::parse_type_override(spec);
     if (!o.ok()) return usage(o.status().message());
@@ -110,9 +115,11 @@ int quantize(const QuantizeArgs& a) {
     return r.status().code() == StatusCode::invalid_argument ? 2 : 1;
   }
   std::fprintf(stderr,
-               "les quantize: wrote %s (%s): %.2f MB from %.2f MB (%.3fx); %lld tensors quantised (%lld by "
+               "les quantize: wrote %s (%s%s): %.2f MB from %.2f MB (%.3fx); %lld tensors quantised (%lld by "
                "fallback, %lld with imatrix), %lld copied; %.2f s, %d threads, peak RSS %.1f MiB\n",
-               a.out.c_str(), quant::preset_name(p.plan.preset), static_cast<double>(r->out_bytes) / 1e6,
+               a.out.c_str(), quant::preset_name(p.plan.preset),
+               p.layout == quant::OutputLayout::contiguous ? ", contiguous experts" : "",
+               static_cast<double>(r->out_bytes) / 1e6,
                static_cast<double>(r->in_bytes) / 1e6,
                static_cast<double>(r->out_bytes) / static_cast<double>(r->in_bytes),
                static_cast<long long>(r->n_quantized), static_cast<long long>(r->n_fallback),
@@ -134,6 +141,10 @@ void register_quantize(CLI::App& app, ToolState& state) {
   cmd->add_option("--output-tensor-type", a->output_type, "Type of output.weight");
   cmd->add_option("--token-embedding-type", a->token_embd_type, "Type of token_embd.weight");
   cmd->add_option("--imatrix", a->imatrix, "Importance matrix (llama-imatrix / les imatrix GGUF, or legacy .dat)");
+  cmd->add_option("--layout", a->layout,
+                  "Expert layout of the output: per_tensor (llama.cpp's) or contiguous (one 4 KiB-aligned blob per "
+                  "expert, as les repack writes; one read per expert when streaming)")
+      ->capture_default_str();
   cmd->add_option("-t,--threads", a->n_threads, "Threads (0 = all cores)")->capture_default_str();
   cmd->add_option("--slab-mb", a->slab_mb, "F32 MiB converted at once per tensor (bounds memory)")->capture_default_str();
   cmd->add_flag("-q,--quiet", a->quiet, "No per-tensor lines");

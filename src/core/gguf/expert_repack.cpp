@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "core/gguf/expert_layout.h"
+#include "core/gguf/expert_layout_keys.h"
 #include "core/gguf/gguf_reader.h"
 #include "core/gguf/gguf_stream_writer.h"
 
@@ -21,24 +22,6 @@ namespace les {
 namespace {
 
 constexpr uint64_t kChunkBytes = uint64_t{64} << 20;  // bytes per write of blobs / dense data
-
-// Which MoE layer an expert tensor name belongs to and which matrix it is
-// ("blk.L.ffn_gate_exps.weight" -> L, 0); {-1, -1} for any other name.
-std::pair<int32_t, int> expert_tensor_role(std::string_view name) {
-  if (name.substr(0, 4) != "blk.") return {-1, -1};
-  const size_t dot = name.find('.', 4);
-  if (dot == std::string_view::npos || dot == 4) return {-1, -1};
-  int32_t layer = 0;
-  for (size_t i = 4; i < dot; ++i) {
-    if (name[i] < '0' || name[i] > '9' || layer > 1000000) return {-1, -1};
-    layer = layer * 10 + (name[i] - '0');
-  }
-  const std::string_view rest = name.substr(dot + 1);
-  if (rest == "ffn_gate_exps.weight") return {layer, 0};
-  if (rest == "ffn_up_exps.weight") return {layer, 1};
-  if (rest == "ffn_down_exps.weight") return {layer, 2};
-  return {-1, -1};
-}
 
 // A GGUF file's metadata plus a descriptor for positioned reads of its data
 // (no mapping: repacking a 13 GB file keeps memory at a few chunk buffers).
@@ -68,45 +51,16 @@ struct InputFile {
   }
 };
 
-bool is_layout_key(std::string_view key) {
-  return key == "general.alignment" || key.substr(0, std::string_view(kExpertLayoutKey).size()) == kExpertLayoutKey;
-}
-
 Status copy_metadata(const gguf::GgufFile& in, const ExpertLayout& x, gguf::GgufWriter& w) {
   for (const gguf::KeyValue& kv : in.metadata())
-    if (!is_layout_key(kv.key)) LES_RETURN_IF_ERROR(w.set(kv.key, kv.value));
-  LES_RETURN_IF_ERROR(w.set_alignment(kExpertBlobAlignment));
-  LES_RETURN_IF_ERROR(w.set_string(kExpertLayoutKey, kExpertLayoutContiguous));
-  LES_RETURN_IF_ERROR(w.set_u32(kExpertLayoutVersionKey, kExpertLayoutVersion));
-  LES_RETURN_IF_ERROR(w.set_u32(kExpertLayoutBlobAlignmentKey, static_cast<uint32_t>(kExpertBlobAlignment)));
-  int64_t n_embd = 0, n_ff = 0;
-  std::vector<int64_t> gt, ut, dt;
-  for (int32_t l = 0; l < x.n_layer(); ++l) {
-    const LayerExpertInfo& li = x.layer(l);
-    if (!li.present) {
-      gt.push_back(-1), ut.push_back(-1), dt.push_back(-1);
-      continue;
-    }
-    if (n_embd == 0) n_embd = li.gate.cols, n_ff = li.gate.rows;
-    if (li.gate.cols != n_embd || li.gate.rows != n_ff)
-      return unsupported_error(fmt::format("layer {}: experts of {}x{} differ from earlier layers' {}x{}", l,
-                                           li.gate.rows, li.gate.cols, n_ff, n_embd));
-    gt.push_back(static_cast<int64_t>(li.gate.type));
-    ut.push_back(static_cast<int64_t>(li.up.type));
-    dt.push_back(static_cast<int64_t>(li.down.type));
-  }
-  LES_RETURN_IF_ERROR(w.set_u32(kExpertLayoutNEmbdKey, static_cast<uint32_t>(n_embd)));
-  LES_RETURN_IF_ERROR(w.set_u32(kExpertLayoutNFfExpKey, static_cast<uint32_t>(n_ff)));
-  LES_RETURN_IF_ERROR(w.set_array_ints(kExpertLayoutGateTypeKey, gguf::ValueType::INT32, gt));
-  LES_RETURN_IF_ERROR(w.set_array_ints(kExpertLayoutUpTypeKey, gguf::ValueType::INT32, ut));
-  LES_RETURN_IF_ERROR(w.set_array_ints(kExpertLayoutDownTypeKey, gguf::ValueType::INT32, dt));
-  return Status();
+    if (!is_expert_layout_key(kv.key)) LES_RETURN_IF_ERROR(w.set(kv.key, kv.value));
+  std::vector<LayerExpertInfo> layers;
+  for (int32_t l = 0; l < x.n_layer(); ++l) layers.push_back(x.layer(l));
+  return set_contiguous_layout_keys(w, layers);
 }
 
 // The contiguous layout's blob stride for a layer's experts.
-uint64_t blob_stride_of(const LayerExpertInfo& li) {
-  return (li.expert_bytes + kExpertBlobAlignment - 1) / kExpertBlobAlignment * kExpertBlobAlignment;
-}
+uint64_t blob_stride_of(const LayerExpertInfo& li) { return contiguous_blob_stride(li.expert_bytes); }
 
 // Writes the blobs of one layer, in chunks of whole blobs.
 Status write_layer_blobs(const InputFile& in, const ExpertLayout& x, int32_t layer, gguf::GgufStreamWriter& w,
@@ -244,9 +198,9 @@ Result<uint64_t> verify_repacked(const std::string& original_path, const std::st
   // Metadata: every key of the original except the layout keys, same value, same order.
   std::vector<const gguf::KeyValue*> ka, kb;
   for (const auto& kv : a->metadata())
-    if (!is_layout_key(kv.key)) ka.push_back(&kv);
+    if (!is_expert_layout_key(kv.key)) ka.push_back(&kv);
   for (const auto& kv : b->metadata())
-    if (!is_layout_key(kv.key)) kb.push_back(&kv);
+    if (!is_expert_layout_key(kv.key)) kb.push_back(&kv);
   if (ka.size() != kb.size()) return internal_error("verify: the metadata keys differ in number");
   for (size_t i = 0; i < ka.size(); ++i)
     if (ka[i]->key != kb[i]->key || !(ka[i]->value == kb[i]->value))
