@@ -40,21 +40,18 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "io/file_table.h"
+#include "io/read_flow.h"
 #include "io/io_options_check.h"
 #include "io/read_job.h"
 
 namespace les::io {
 
 namespace {
-
-struct Finished {
-  ReadCompletion completion;
-  FileId file = 0;
-};
 
 class DispatchIoBackend final : public IoBackend {
  public:
@@ -124,15 +121,8 @@ class DispatchIoBackend final : public IoBackend {
   Status submit(std::span<const ReadRequest> requests) override {
     LES_RETURN_IF_ERROR(validate_batch(requests, files_));
     std::lock_guard<std::mutex> lock(mu_);
-    for (const ReadRequest& r : requests) {
-      OpenFile* f = files_.find(r.file);
-      ++f->outstanding;
-      if (r.length == 0) {
-        finished_.push_back({ReadCompletion{r.tag, Status(), 0}, r.file});
-      } else {
-        pending_.push_back(std::make_shared<ReadJob>(make_job(r, *f, options_.direct_alignment)));
-      }
-    }
+    admit_batch(requests, files_, options_.direct_alignment, finished_,
+                [&](ReadJob&& job) { pending_.push_back(std::make_shared<ReadJob>(std::move(job))); });
     outstanding_ += requests.size();
     issue_locked();
     done_cv_.notify_all();
@@ -141,25 +131,8 @@ class DispatchIoBackend final : public IoBackend {
 
   Status reap(size_t min_complete, std::chrono::nanoseconds timeout,
               std::vector<ReadCompletion>& out) override {
-    min_complete = std::min(min_complete, outstanding_);
-    const auto deadline = deadline_after(timeout);
-    size_t got = 0;
     std::unique_lock<std::mutex> lock(mu_);
-    for (;;) {
-      for (Finished& f : finished_) {
-        if (OpenFile* of = files_.find(f.file)) --of->outstanding;
-        out.push_back(std::move(f.completion));
-        ++got;
-      }
-      outstanding_ -= finished_.size();
-      finished_.clear();
-      if (got >= min_complete) break;
-      if (deadline == std::chrono::steady_clock::time_point::max()) {
-        done_cv_.wait(lock, [&] { return !finished_.empty(); });
-      } else if (!done_cv_.wait_until(lock, deadline, [&] { return !finished_.empty(); })) {
-        break;
-      }
-    }
+    reap_finished(lock, done_cv_, finished_, files_, &outstanding_, min_complete, timeout, out);
     return Status();
   }
 
@@ -222,26 +195,17 @@ class DispatchIoBackend final : public IoBackend {
     }
   }
 
-  // Applies one operation's result. Caller holds mu_.
+  // Applies one operation's result (route_attempt). Caller holds mu_.
   void route_locked(const std::shared_ptr<ReadJob>& job, int64_t result, size_t asked) {
-    Finished fin;
-    fin.file = job->request.file;
-    switch (apply_attempt_result(*job, result, asked, &fin.completion)) {
-      case AttemptOutcome::finished:
-        finished_.push_back(std::move(fin));
-        done_cv_.notify_all();
-        return;
-      case AttemptOutcome::advance:
-        if (cancelling_) break;
-        pending_.push_front(job);
-        return;
-      case AttemptOutcome::retry:
-        if (cancelling_) break;
-        pending_.push_back(job);
-        return;
+    bool issue_next = false;
+    if (std::optional<FinishedRead> fin = route_attempt(*job, result, asked, cancelling_, &issue_next)) {
+      finished_.push_back(std::move(*fin));
+      done_cv_.notify_all();
+    } else if (issue_next) {
+      pending_.push_front(job);
+    } else {
+      pending_.push_back(job);
     }
-    finished_.push_back({cancelled_completion(*job), job->request.file});
-    done_cv_.notify_all();
   }
 
   IoOptions options_;
@@ -254,7 +218,7 @@ class DispatchIoBackend final : public IoBackend {
   std::condition_variable idle_cv_;
   std::unordered_map<FileId, dispatch_io_t> channels_;  // guarded by mu_
   std::deque<std::shared_ptr<ReadJob>> pending_;        // guarded by mu_
-  std::vector<Finished> finished_;                      // guarded by mu_
+  std::vector<FinishedRead> finished_;                  // guarded by mu_
   uint32_t in_flight_ = 0;                              // guarded by mu_
   bool cancelling_ = false;                             // guarded by mu_
 };

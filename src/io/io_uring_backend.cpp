@@ -6,12 +6,14 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <vector>
 
 #include <liburing.h>
 #include <sys/uio.h>
 
 #include "io/file_table.h"
+#include "io/read_flow.h"
 #include "io/io_options_check.h"
 #include "io/read_job.h"
 
@@ -22,11 +24,6 @@ namespace {
 constexpr uint64_t kCancelUserData = ~uint64_t{0};  // CQEs of our cancel SQEs
 
 std::string errno_text(int err) { return std::to_string(err) + " (" + std::strerror(err) + ")"; }
-
-struct Finished {
-  ReadCompletion completion;
-  FileId file = 0;
-};
 
 struct Slot {
   ReadJob job;
@@ -96,15 +93,8 @@ class IoUringBackend final : public IoBackend {
 
   Status submit(std::span<const ReadRequest> requests) override {
     LES_RETURN_IF_ERROR(validate_batch(requests, files_));
-    for (const ReadRequest& r : requests) {
-      OpenFile* f = files_.find(r.file);
-      ++f->outstanding;
-      if (r.length == 0) {
-        ready_.push_back({ReadCompletion{r.tag, Status(), 0}, r.file});
-      } else {
-        pending_.push_back(make_job(r, *f, options_.direct_alignment));
-      }
-    }
+    admit_batch(requests, files_, options_.direct_alignment, ready_,
+                [&](ReadJob&& job) { pending_.push_back(std::move(job)); });
     outstanding_ += requests.size();
     pump();
     return Status();
@@ -118,7 +108,7 @@ class IoUringBackend final : public IoBackend {
     for (;;) {
       drain_cqes();
       pump();
-      got += hand_out(out);
+      got += hand_out_finished(ready_, files_, &outstanding_, out);
       if (got >= min_complete || outstanding_ == 0) break;
       if (in_kernel_ == 0) continue;  // only requeued work left: pump issues it
       LES_RETURN_IF_ERROR(flush_sq());
@@ -205,23 +195,17 @@ class IoUringBackend final : public IoBackend {
     return (b >= it->begin && b + n <= it->end) ? static_cast<int>(it->index) : -1;
   }
 
-  // Routes one attempt's result for `job`: finished -> ready_, advance ->
-  // front of pending_, retry -> back of pending_ (all cancelled while cancelling_).
+  // Routes one attempt's result for `job` (route_attempt): finished -> ready_,
+  // the rest of a short read -> front of pending_, a retry -> back of pending_.
   void route(ReadJob& job, int64_t result, size_t asked) {
-    Finished fin;
-    fin.file = job.request.file;
-    switch (apply_attempt_result(job, result, asked, &fin.completion)) {
-      case AttemptOutcome::finished: ready_.push_back(std::move(fin)); return;
-      case AttemptOutcome::advance:
-        if (cancelling_) break;
-        pending_.push_front(std::move(job));
-        return;
-      case AttemptOutcome::retry:
-        if (cancelling_) break;
-        pending_.push_back(std::move(job));
-        return;
+    bool issue_next = false;
+    if (std::optional<FinishedRead> fin = route_attempt(job, result, asked, cancelling_, &issue_next)) {
+      ready_.push_back(std::move(*fin));
+    } else if (issue_next) {
+      pending_.push_front(std::move(job));
+    } else {
+      pending_.push_back(std::move(job));
     }
-    ready_.push_back({cancelled_completion(job), job.request.file});
   }
 
   // Moves pending jobs into free slots as SQEs and submits them. Each job
@@ -279,17 +263,6 @@ class IoUringBackend final : public IoBackend {
     }
   }
 
-  size_t hand_out(std::vector<ReadCompletion>& out) {
-    const size_t n = ready_.size();
-    for (Finished& f : ready_) {
-      if (OpenFile* of = files_.find(f.file)) --of->outstanding;
-      out.push_back(std::move(f.completion));
-    }
-    ready_.clear();
-    outstanding_ -= n;
-    return n;
-  }
-
   IoOptions options_;
   FileTable files_;
   io_uring ring_{};
@@ -297,7 +270,7 @@ class IoUringBackend final : public IoBackend {
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_slots_;
   std::deque<ReadJob> pending_;
-  std::vector<Finished> ready_;
+  std::vector<FinishedRead> ready_;
   std::vector<RegisteredRegion> regions_;  // sorted by begin
   size_t outstanding_ = 0;  // accepted and not yet handed out
   size_t in_kernel_ = 0;    // busy slots

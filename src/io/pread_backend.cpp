@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "io/file_table.h"
+#include "io/read_flow.h"
 #include "io/io_options_check.h"
 #include "io/read_job.h"
 
@@ -21,11 +22,6 @@ namespace les::io {
 namespace {
 
 constexpr uint32_t kMaxPreadThreads = 64;
-
-struct Finished {
-  ReadCompletion completion;
-  FileId file = 0;
-};
 
 class PreadBackend final : public IoBackend {
  public:
@@ -65,15 +61,8 @@ class PreadBackend final : public IoBackend {
     LES_RETURN_IF_ERROR(validate_batch(requests, files_));
     {
       std::lock_guard<std::mutex> lock(mu_);
-      for (const ReadRequest& r : requests) {
-        OpenFile* f = files_.find(r.file);
-        ++f->outstanding;
-        if (r.length == 0) {
-          finished_.push_back({ReadCompletion{r.tag, Status(), 0}, r.file});
-        } else {
-          queue_.push_back(make_job(r, *f, options_.direct_alignment));
-        }
-      }
+      admit_batch(requests, files_, options_.direct_alignment, finished_,
+                  [&](ReadJob&& job) { queue_.push_back(std::move(job)); });
     }
     outstanding_ += requests.size();
     work_cv_.notify_all();
@@ -83,25 +72,8 @@ class PreadBackend final : public IoBackend {
 
   Status reap(size_t min_complete, std::chrono::nanoseconds timeout,
               std::vector<ReadCompletion>& out) override {
-    min_complete = std::min(min_complete, outstanding_);
-    const auto deadline = deadline_after(timeout);
-    size_t got = 0;
     std::unique_lock<std::mutex> lock(mu_);
-    for (;;) {
-      for (Finished& f : finished_) {
-        if (OpenFile* of = files_.find(f.file)) --of->outstanding;
-        out.push_back(std::move(f.completion));
-        ++got;
-      }
-      outstanding_ -= finished_.size();
-      finished_.clear();
-      if (got >= min_complete) break;
-      if (deadline == std::chrono::steady_clock::time_point::max()) {
-        done_cv_.wait(lock, [&] { return !finished_.empty(); });
-      } else if (!done_cv_.wait_until(lock, deadline, [&] { return !finished_.empty(); })) {
-        break;
-      }
-    }
+    reap_finished(lock, done_cv_, finished_, files_, &outstanding_, min_complete, timeout, out);
     return Status();
   }
 
@@ -128,7 +100,7 @@ class PreadBackend final : public IoBackend {
       ++busy_;
       lock.unlock();
       bool requeue = false;
-      Finished fin;
+      FinishedRead fin;
       fin.file = job.request.file;
       run_job(job, epoch, &requeue, &fin.completion);
       lock.lock();
@@ -177,7 +149,7 @@ class PreadBackend final : public IoBackend {
   std::condition_variable done_cv_;  // finished_ non-empty
   std::condition_variable idle_cv_;  // busy_ == 0
   std::deque<ReadJob> queue_;        // guarded by mu_
-  std::vector<Finished> finished_;   // guarded by mu_
+  std::vector<FinishedRead> finished_;  // guarded by mu_
   size_t busy_ = 0;                  // guarded by mu_
   bool stop_ = false;                // guarded by mu_
   std::atomic<uint64_t> cancel_epoch_{0};
