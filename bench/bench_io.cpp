@@ -40,12 +40,14 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "bench_support.h"
 #include "io/aligned_buffer.h"
 #include "io/io_factory.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using les::bench::split;
 using les::io::IoBackendKind;
 
 struct Args {
@@ -57,19 +59,6 @@ struct Args {
   std::vector<uint32_t> sizes_kib{64, 256, 1024};
   std::vector<std::string> backends{"io_uring", "pread"};
 };
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t comma = s.find(',', start);
-    const size_t end = comma == std::string::npos ? s.size() : comma;
-    if (end > start) out.push_back(s.substr(start, end - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
 
 std::vector<uint32_t> split_u32(const std::string& s) {
   std::vector<uint32_t> out;
@@ -141,37 +130,6 @@ void drop_cache(const std::string& path) {
   if (fd < 0) return;
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
   ::close(fd);
-}
-
-// Best of 3 sequential O_DIRECT passes (8 MiB preads) over the first
-// min(size, 1 GiB); MB/s, or a negative value when O_DIRECT is refused.
-double sequential_bound_mbs(const std::string& path, uint64_t size) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
-  if (fd < 0) return -1;
-  constexpr size_t kChunk = 8u << 20;
-  auto buf = les::io::AlignedBytes::allocate(kChunk, 4096);
-  if (!buf.ok()) {
-    ::close(fd);
-    return -1;
-  }
-  const uint64_t span = std::min<uint64_t>(size, uint64_t{1} << 30) / kChunk * kChunk;
-  double best = -1;
-  for (int rep = 0; rep < 3; ++rep) {
-    const auto t0 = Clock::now();
-    uint64_t got = 0;
-    for (uint64_t off = 0; off < span; off += kChunk) {
-      const ssize_t n = ::pread(fd, buf->data(), kChunk, static_cast<off_t>(off));
-      if (n <= 0) {
-        ::close(fd);
-        return -1;
-      }
-      got += static_cast<uint64_t>(n);
-    }
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    best = std::max(best, static_cast<double>(got) / s / 1e6);
-  }
-  ::close(fd);
-  return best;
 }
 
 struct Row {
@@ -290,7 +248,12 @@ int main(int argc, char** argv) {
     ::unlink(path.c_str());
     return 1;
   }
-  const double bound = sequential_bound_mbs(path, file_bytes);
+  // Best of 3 sequential O_DIRECT passes over the first min(file, 1 GiB), in
+  // whole 8 MiB chunks; MB/s, or negative when O_DIRECT is refused.
+  constexpr uint64_t kChunk = uint64_t{8} << 20;
+  const uint64_t span = std::min<uint64_t>(file_bytes, uint64_t{1} << 30) / kChunk * kChunk;
+  const double bound_bps = les::bench::sequential_read_bandwidth(path, span, 3);
+  const double bound = bound_bps > 0 ? bound_bps / 1e6 : -1;
   drop_cache(path);
 
   std::vector<Row> rows;

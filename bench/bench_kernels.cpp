@@ -12,8 +12,8 @@
 // kernels' speed); --rows fixes the row count instead (e.g. a cache-resident
 // matrix, to see the kernels' compute bound). Each (type, tier, threads) does one warm-up matvec and then
 // `iters` (default 5) timed ones; gbps is weight bytes / best time.
-// bandwidth_gbps is a vectorised load-and-sum over 1 GiB split across the same
-// number of threads (same ThreadPool), best of max(5, iters) passes run
+// bandwidth_gbps is bench_support.h's ReadBandwidthProbe (a vectorised
+// load-and-sum) over 1 GiB split across the same number of threads, best of max(5, iters) passes run
 // interleaved with that row's timed matvecs, so a shared, loaded machine
 // affects both alike; ratio = gbps / bandwidth_gbps.
 // It measures and prints; it asserts nothing.
@@ -29,11 +29,9 @@
 #include <thread>
 #include <vector>
 
-#if defined(__x86_64__)
-#include <emmintrin.h>
-#endif
 #include <unistd.h>
 
+#include "bench_support.h"
 #include "kernels/block_formats.h"
 #include "kernels/cpu_features.h"
 #include "kernels/kernels.h"
@@ -43,21 +41,9 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using les::bench::split;
 using namespace les;
 using namespace les::kernels;
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t comma = s.find(',', start);
-    const size_t end = comma == std::string::npos ? s.size() : comma;
-    if (end > start) out.push_back(s.substr(start, end - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
 
 // Last-level cache size in bytes (L3, else L2), 0 if unknown.
 size_t llc_bytes() {
@@ -78,66 +64,6 @@ size_t llc_bytes() {
   }
   return 0;
 }
-
-// Sum of 64-bit words over [p, p + n), vectorised (SSE2 on x86-64, compiler
-// auto-vectorisation elsewhere), four independent accumulators.
-uint64_t load_sum(const uint64_t* p, size_t n) {
-#if defined(__x86_64__)
-  __m128i a0 = _mm_setzero_si128(), a1 = a0, a2 = a0, a3 = a0;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    a0 = _mm_add_epi64(a0, _mm_load_si128(reinterpret_cast<const __m128i*>(p + i)));
-    a1 = _mm_add_epi64(a1, _mm_load_si128(reinterpret_cast<const __m128i*>(p + i + 2)));
-    a2 = _mm_add_epi64(a2, _mm_load_si128(reinterpret_cast<const __m128i*>(p + i + 4)));
-    a3 = _mm_add_epi64(a3, _mm_load_si128(reinterpret_cast<const __m128i*>(p + i + 6)));
-  }
-  const __m128i s = _mm_add_epi64(_mm_add_epi64(a0, a1), _mm_add_epi64(a2, a3));
-  uint64_t out[2];
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), s);
-  uint64_t r = out[0] + out[1];
-  for (; i < n; ++i) r += p[i];
-  return r;
-#else
-  uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    s0 += p[i];
-    s1 += p[i + 1];
-    s2 += p[i + 2];
-    s3 += p[i + 3];
-  }
-  for (; i < n; ++i) s0 += p[i];
-  return s0 + s1 + s2 + s3;
-#endif
-}
-
-// A 1 GiB buffer for the read-bandwidth probe, every page touched.
-struct BandwidthBuffer {
-  size_t n_words = (size_t{1} << 30) / 8;
-  uint64_t* buf = nullptr;
-  BandwidthBuffer() {
-    buf = static_cast<uint64_t*>(std::aligned_alloc(64, n_words * 8));
-    for (size_t i = 0; i < n_words; ++i) buf[i] = i;
-  }
-  ~BandwidthBuffer() { std::free(buf); }
-  BandwidthBuffer(const BandwidthBuffer&) = delete;
-  BandwidthBuffer& operator=(const BandwidthBuffer&) = delete;
-
-  // One timed pass over the buffer split across the pool; GB/s (1e9 bytes/s).
-  double pass_gbps(ThreadPool& pool) {
-    std::vector<uint64_t> sums(static_cast<size_t>(pool.n_threads()));
-    const auto t0 = Clock::now();
-    auto body = [&](int64_t b, int64_t e, int t) {
-      sums[static_cast<size_t>(t)] = load_sum(buf + b * 4096, static_cast<size_t>(e - b) * 4096);
-    };
-    pool.parallel_for(static_cast<int64_t>(n_words / 4096), body);  // 32 KiB tasks
-    const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-    uint64_t total = 0;
-    for (uint64_t v : sums) total += v;
-    if (total == 42) std::fprintf(stderr, " ");  // keep the sums alive
-    return double(n_words * 8) / secs / 1e9;
-  }
-};
 
 // Random weight bytes with every F16 scale field set to a small value (so no
 // kernel meets inf/NaN); fast xorshift fill.
@@ -214,7 +140,7 @@ int main(int argc, char** argv) {
   // The bandwidth probe runs interleaved with the timed matvecs of every row
   // (kernel, probe, kernel, probe, ...), so both see the same machine load;
   // best of max(5, iters) passes.
-  BandwidthBuffer bwbuf;
+  les::bench::ReadBandwidthProbe bwbuf(size_t{1} << 30);
 
   if (json) std::printf("[\n");
   bool first = true;
@@ -247,7 +173,7 @@ int main(int argc, char** argv) {
             best = std::min(best, secs);
             total += secs;
           }
-          bw = std::max(bw, bwbuf.pass_gbps(pool));
+          bw = std::max(bw, bwbuf.pass(thread_counts[k]) / 1e9);
         }
         const double gbps = double(bytes) / best / 1e9;
         const double mean_gbps = double(bytes) * iters / total / 1e9;

@@ -140,30 +140,6 @@ les::Result<double> disk_bandwidth(const std::string& path, les::io::IoBackendKi
   return static_cast<double>(n_reads * read_bytes) / seconds_since(t0);
 }
 
-// Sequential O_DIRECT reads of 8 MiB over the first `total` bytes of `path`
-// (the disk's streaming rate). Returns bytes/s.
-les::Result<double> disk_sequential_bandwidth(const std::string& path, uint64_t total) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECT);
-  if (fd < 0) return les::io_error("disk probe: cannot open " + path + " with O_DIRECT");
-  const size_t chunk = size_t{8} << 20;
-  auto buf = les::io::AlignedBytes::allocate(chunk, 4096);
-  if (!buf.ok()) {
-    ::close(fd);
-    return buf.status();
-  }
-  uint64_t done = 0;
-  const auto t0 = Clock::now();
-  while (done < total) {
-    const ssize_t n = ::pread(fd, buf->data(), chunk, static_cast<off_t>(done));
-    if (n <= 0) break;
-    done += static_cast<uint64_t>(n);
-  }
-  const double secs = seconds_since(t0);
-  ::close(fd);
-  if (done == 0) return les::io_error("disk probe: no bytes read from " + path);
-  return static_cast<double>(done) / secs;
-}
-
 // Reads the whole file once so its pages sit in the page cache.
 void warm_page_cache(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY);
@@ -239,9 +215,9 @@ int main(int argc, char** argv) {
   const uint64_t probe_bytes = static_cast<uint64_t>(a.disk_probe_mib * 1024 * 1024);
   auto disk_random = disk_bandwidth(a.model, *io_kind, layout->slot_bytes(), 16, probe_bytes);
   if (!disk_random.ok()) return fail("disk probe", disk_random.status());
-  auto disk_seq = disk_sequential_bandwidth(a.model, probe_bytes);
-  if (!disk_seq.ok()) return fail("disk probe", disk_seq.status());
-  const les::Result<double> disk_bw = std::max(*disk_random, *disk_seq);
+  const double disk_seq = les::bench::sequential_read_bandwidth(a.model, probe_bytes, 1);
+  if (disk_seq <= 0) return fail("disk probe", les::io_error("no sequential O_DIRECT read of " + a.model));
+  const les::Result<double> disk_bw = std::max(*disk_random, disk_seq);
 
   les::ContextParams cp;
   cp.n_threads = a.threads;
@@ -335,7 +311,7 @@ int main(int argc, char** argv) {
   out["memory_read_bandwidth_bytes_per_s"] = mem_bw;
   out["disk_read_bandwidth_bytes_per_s"] = *disk_bw;
   out["disk_random_read_bandwidth_bytes_per_s"] = *disk_random;
-  out["disk_sequential_read_bandwidth_bytes_per_s"] = *disk_seq;
+  out["disk_sequential_read_bandwidth_bytes_per_s"] = disk_seq;
   out["touched_bytes_per_token"] = touched;
   out["load_average_1min"] = les::bench::load_average();
   double t_mem = touched / mem_bw, t_disk = 0;
