@@ -171,6 +171,9 @@ Result<GenerateStats> generate_from_ids(Context& ctx, const Tokenizer& tokenizer
   // drafts after it, so the sequence ends as plain decoding leaves it (the
   // last delivered token pending, a stopping EOS not in the context).
   if (evaluated_pos >= 0) LES_RETURN_IF_ERROR(ctx.trim(evaluated_pos));
+  // The last verify pass's checkpoint of a recurrent state is of no further
+  // use: later decodes would journal into it for nothing.
+  if (params.speculative && ctx.sequence().has_recurrent()) ctx.drop_checkpoint();
   st.decode_seconds = seconds_since(decode_t0);
   if (!flush) return finish();
   // End of generation: release held-back bytes (incomplete UTF-8 and stop-string prefixes).

@@ -79,6 +79,16 @@ Result<std::vector<int32_t>> SpeculativeDecoder::step(Context& ctx, Sampler& sam
 
   // One batched pass over the pending token and d drafts.
   const std::span<const int32_t> rows_in(batch_.data(), static_cast<size_t>(d) + 1);
+  // A recurrent (linear-attention) state cannot drop a suffix by itself: mark
+  // it here with a journal of the pass's rows, so trim() can return to any of
+  // them (the caller may also trim to a kept row after a stop). Replaces the
+  // previous step's checkpoint. A plain pass (d = 0) drops an earlier step's
+  // checkpoint instead: its journal may no longer reach n_past, and the
+  // Context then marks the state itself so a failed pass still returns to n_past.
+  if (ctx.sequence().has_recurrent()) {
+    if (d > 0) LES_RETURN_IF_ERROR(ctx.checkpoint(d + 1));
+    else ctx.drop_checkpoint();
+  }
   if (d > 0) experts.begin_verify();
   const auto t_pass = Clock::now();
   LES_RETURN_IF_ERROR(ctx.decode(rows_in, /*all_logits=*/d > 0, /*rows_as_decode=*/true));

@@ -9,6 +9,9 @@
 //   draft = drafter.propose(history, min(cap, policy.plan(...)))
 //   bytes = ctx.expert_source().predict_batch_bytes([p, draft])  per prefix
 //   d     = policy.choose(bytes)            0 = a plain one-token pass
+//   ctx.checkpoint(d + 1)                   a recurrent state only (hybrid models):
+//           journals the pass so trim() can return to any of its rows (kept
+//           until the next step; a plain pass, d = 0, drops it)
 //   ctx.decode([p, x_1..x_d], all_logits)   one batched pass, d + 1 rows; the
 //           expert source loads the union of the rows' experts once per
 //           layer (in waves when it exceeds the cache) and counts the pass as

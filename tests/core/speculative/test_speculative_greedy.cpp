@@ -128,6 +128,15 @@ TEST_CASE("speculative greedy = plain greedy: synthetic fixtures", "[speculative
     identity_on(f, 20, /*all_paths=*/false);
 }
 
+// Hybrid models: the verify pass checkpoints the recurrent (Gated DeltaNet)
+// state and trim() replays the journal up to the accepted prefix.
+TEST_CASE("speculative greedy = plain greedy: qwen35moe (recurrent state)", "[speculative]") {
+  identity_on("synthetic/qwen35moe-F16.gguf", 24, /*all_paths=*/true);
+  for (const char* f : {"synthetic/qwen35moe-Q4_K_M.gguf", "synthetic/qwen35moe-MIXED.gguf",
+                        "synthetic/qwen35moe-mtp-F16.gguf"})
+    identity_on(f, 20, /*all_paths=*/false);
+}
+
 TEST_CASE("speculative: a verify pass near n_ctx is shortened, never written past it", "[speculative]") {
   LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
   Loaded l = load_model(path);
