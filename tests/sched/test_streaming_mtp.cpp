@@ -4,7 +4,7 @@
 // minimum budget and with room to spare, in a speculative greedy loop.
 #include <catch2/catch.hpp>
 
-#include "core/model/mtp_drafter.h"
+#include "core/speculative/mtp_drafter.h"
 #include "sched/context_factory.h"
 #include "sched_test_util.h"
 #include "support/fixtures.h"

@@ -80,6 +80,10 @@ class Context {
   // With ContextParams::output_hidden: the last decode's n x n_embd final
   // hidden rows (after output_norm), else empty.
   std::span<const float> hidden_all() const;
+  // Position of the last decode's first row (of logits_all() and
+  // hidden_all()); 0 before the first decode.
+  int32_t last_decode_pos0() const noexcept { return all_pos0_; }
+  bool keeps_hidden() const noexcept { return params_.output_hidden; }  // ContextParams::output_hidden
   int32_t n_past() const noexcept { return seq_.n_past(); }
   int32_t n_ctx() const noexcept { return seq_.n_ctx(); }
   int n_threads() const noexcept { return params_.n_threads; }

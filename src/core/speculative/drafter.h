@@ -6,9 +6,9 @@
 //   draft model    (draft_model.h): a second, smaller GGUF with the same
 //                  vocabulary, run resident on its own context;
 //   draft head     a multi-token-prediction block stored in the target's own
-//                  GGUF (MTP / "nextn"): an implementation reads the target
-//                  context's final hidden state (DraftRequest::target) and
-//                  plugs in here like the others (the qwen35moe issue).
+//                  GGUF (MTP / "nextn"; mtp_drafter.h): reads the target
+//                  context's final hidden rows (ContextParams::output_hidden)
+//                  of the positions it kept (VerifiedPass).
 // A drafter never changes the output: the verifier accepts a draft token only
 // as the target's own sampling rule allows (speculative_sampling.h).
 //
@@ -48,6 +48,20 @@ struct Draft {
   int32_t bucket = 0;
 };
 
+// What one target pass of a decode step kept (Drafter::on_verified).
+struct VerifiedPass {
+  int32_t n_verified = 0;  // drafts of the last propose() the pass checked (0: a plain one-token pass)
+  int32_t n_accepted = 0;  // of those, the first n_accepted were accepted
+  int32_t pos0 = 0;        // position of the pass's first row (the pending token)
+  // The tokens the target now holds at pos0 ..: the pending token and the
+  // accepted drafts (1 + n_accepted). Borrowed for the call.
+  std::span<const int32_t> kept;
+  // The target after the pass and its rollback: its hidden_all() rows (with
+  // ContextParams::output_hidden) are positions pos0 .. of the pass. Borrowed
+  // for the call; never null from SpeculativeDecoder.
+  const Context* target = nullptr;
+};
+
 class Drafter {
  public:
   virtual ~Drafter() = default;
@@ -56,12 +70,11 @@ class Drafter {
   // Proposes up to r.max_tokens tokens to follow r.history. Errors: the
   // drafter's own (a draft model's decode); the caller then decodes plainly.
   virtual Result<Draft> propose(const DraftRequest& r) = 0;
-  // After a verify pass: of the n_verified first tokens of the last draft the
-  // target checked, the first n_accepted were accepted.
-  virtual void on_verified(int32_t n_verified, int32_t n_accepted) {
-    (void)n_verified;
-    (void)n_accepted;
-  }
+  // After every target pass of a decode step (verify pass or plain pass):
+  // what the target kept. A drafter that follows the target's state (a draft
+  // head) updates itself here; it never fails (a drafter that cannot follow
+  // proposes nothing afterwards, or recovers in propose()).
+  virtual void on_verified(const VerifiedPass& v) { (void)v; }
   // Measured time per proposed token (seconds; 0 = free), which the
   // draft-length policy weighs against the verify pass it saves.
   virtual double seconds_per_token() const noexcept { return 0.0; }

@@ -111,9 +111,15 @@ Result<std::vector<int32_t>> SpeculativeDecoder::step(Context& ctx, Sampler& sam
     // Roll back past the rejected drafts: keep the pending token and the accepted ones.
     LES_RETURN_IF_ERROR(ctx.trim(n_past + 1 + v->n_accepted));
     experts.on_verified(1 + v->n_accepted);
-    drafter_->on_verified(d, v->n_accepted);
     policy_.record_acceptance(draft.bucket, d, v->n_accepted);
   }
+  VerifiedPass vp;
+  vp.n_verified = d;
+  vp.n_accepted = v->n_accepted;
+  vp.pos0 = n_past;
+  vp.kept = std::span<const int32_t>(batch_.data(), static_cast<size_t>(v->n_accepted) + 1);
+  vp.target = &ctx;
+  drafter_->on_verified(vp);
   stats_.add(ps);
   return std::move(v).value().tokens;
 }

@@ -19,6 +19,7 @@
 //   verdict = verify_draft(sampler, rows, draft, d)   (speculative_sampling.h)
 //   ctx.trim(n_past + 1 + n_accepted)       rollback through the sequence state
 //   ctx.expert_source().on_verified(1 + n_accepted)   rejected rows earn no use
+//   drafter.on_verified({d, n_accepted, n_past, kept tokens, &ctx})   every pass
 // and returns verdict.tokens: the accepted drafts (evaluated: n_past counts
 // them) followed by the target's own token (not evaluated; the next step's
 // pending token). Output equals plain decoding token for token at temperature

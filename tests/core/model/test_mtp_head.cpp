@@ -11,7 +11,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/model/mtp_drafter.h"
+#include "core/speculative/mtp_drafter.h"
 #include "golden_support.h"
 
 using namespace les;

@@ -52,9 +52,11 @@ inline std::unique_ptr<Context> make_context(const Model& m, const ContextParams
   return std::move(c).value();
 }
 
-inline std::unique_ptr<Context> make_context(const Model& m, int32_t n_ctx, size_t budget_bytes) {
+inline std::unique_ptr<Context> make_context(const Model& m, int32_t n_ctx, size_t budget_bytes,
+                                             bool output_hidden = false) {
   ContextParams cp;
   cp.n_ctx = n_ctx;
+  cp.output_hidden = output_hidden;
   return make_context(m, cp, budget_bytes);
 }
 

@@ -1,0 +1,157 @@
+// The MTP head of qwen35moe-mtp-F16 as a speculative-decoding Drafter in the
+// generate loop (one drafter interface): greedy output and the final context
+// state equal plain decoding, resident and streamed at the smallest budget
+// (the MTP block's experts go through the target's cache); every draft the
+// drafter proposed inside the loop is the MTP head's greedy prediction
+// computed from scratch over the whole sequence (the head followed the
+// target through every pass and rollback: its first draft after a sequence
+// of length L+1 is argmax of the head at position L, given token L and the
+// target's hidden row of L - 1). Errors: no MTP block, no hidden rows.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+#include "core/speculative/mtp_drafter.h"
+#include "spec_test_util.h"
+#include "support/fixtures.h"
+
+using namespace les;
+using namespace les::test;
+
+namespace {
+
+const char* kPrompt = "The door of the room was open, and she went in. The door of the room";
+
+// Forwards to an MtpDrafter and records every proposal.
+class Recording final : public Drafter {
+ public:
+  explicit Recording(std::unique_ptr<MtpDrafter> d) : d_(std::move(d)) {}
+  const char* name() const noexcept override { return d_->name(); }
+  Result<Draft> propose(const DraftRequest& r) override {
+    Result<Draft> d = d_->propose(r);
+    if (d.ok() && !d->tokens.empty()) seen.push_back({r.history.size(), d->tokens});
+    if (!d.ok()) ++errors;
+    return d;
+  }
+  void on_verified(const VerifiedPass& v) override { d_->on_verified(v); }
+  double seconds_per_token() const noexcept override { return d_->seconds_per_token(); }
+  const MtpDrafter& inner() const { return *d_; }
+
+  struct Seen {
+    size_t history_len;
+    std::vector<int32_t> tokens;
+  };
+  std::vector<Seen> seen;
+  int errors = 0;
+
+ private:
+  std::unique_ptr<MtpDrafter> d_;
+};
+
+int32_t argmax_of(std::span<const float> x) {
+  int32_t b = 0;
+  for (size_t i = 1; i < x.size(); ++i)
+    if (x[i] > x[static_cast<size_t>(b)]) b = static_cast<int32_t>(i);
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("MTP drafter in the generate loop: greedy = plain, drafts = the head's own prediction", "[speculative][mtp]") {
+  LES_REQUIRE_FIXTURE(path, "synthetic/qwen35moe-mtp-F16.gguf");
+  Loaded l = load_model(path);
+  const int32_t n_ctx = 128, n_gen = 24;
+  GenOut plain;
+  {
+    auto ctx = make_context(*l.model, n_ctx, 0);
+    plain = generate_greedy(*ctx, *l.tok, kPrompt, n_gen, nullptr);
+  }
+  auto ids = l.tok->tokenize(kPrompt, true, false);
+  REQUIRE(ids.ok());
+  std::vector<int32_t> seq = *ids;
+  seq.insert(seq.end(), plain.tokens.begin(), plain.tokens.end());
+  const int64_t E = l.model->hparams().n_embd;
+
+  // The head's greedy prediction at every position p (token p, target hidden row p - 1), from scratch.
+  std::vector<int32_t> head_pred;
+  {
+    auto ctx = make_context(*l.model, n_ctx, 0, /*output_hidden=*/true);
+    REQUIRE(ctx->decode(seq).ok());
+    std::vector<float> h_prev(seq.size() * static_cast<size_t>(E), 0.0f);
+    std::copy(ctx->hidden_all().begin(), ctx->hidden_all().end() - E, h_prev.begin() + E);
+    MtpHeadParams hp;
+    hp.n_ctx = n_ctx;
+    auto head = MtpHead::create(*l.model, hp);
+    REQUIRE(head.ok());
+    REQUIRE((*head)->decode(seq, h_prev, l.model->resident_experts(), /*all_logits=*/true).ok());
+    const size_t V = static_cast<size_t>(l.model->hparams().n_vocab);
+    for (size_t p = 0; p < seq.size(); ++p)
+      head_pred.push_back(argmax_of(std::span<const float>((*head)->logits_all().data() + p * V, V)));
+  }
+
+  for (size_t budget : {size_t{0}, SIZE_MAX}) {
+    INFO((budget ? "streamed, smallest budget" : "resident"));
+    for (int32_t draft_max : {1, 3}) {
+      INFO("draft_max " << draft_max);
+      auto ctx = make_context(*l.model, n_ctx, budget, /*output_hidden=*/true);
+      auto mtp = MtpDrafter::create(*ctx);
+      REQUIRE(mtp.ok());
+      auto* rec = new Recording(std::move(mtp).value());
+      auto dec = make_decoder(std::unique_ptr<Drafter>(rec), draft_max, /*forced=*/true);
+      GenOut s = generate_greedy(*ctx, *l.tok, kPrompt, n_gen, dec.get());
+      CHECK(s.tokens == plain.tokens);
+      CHECK(s.n_past == plain.n_past);
+      REQUIRE(s.next_logits.size() == plain.next_logits.size());
+      CHECK(std::memcmp(s.next_logits.data(), plain.next_logits.data(), plain.next_logits.size() * sizeof(float)) == 0);
+      CHECK(rec->errors == 0);
+      CHECK(dec->stats().n_spec_passes > 0);
+      REQUIRE(rec->seen.size() >= static_cast<size_t>(n_gen) / 2);
+      for (const auto& sn : rec->seen) {
+        // History of length L + 1 ends with the pending token at position L.
+        const size_t at = sn.history_len - 1;
+        REQUIRE(at < head_pred.size());
+        INFO("draft after position " << at);
+        CHECK(sn.tokens[0] == head_pred[at]);
+        // A chained draft whose predecessor the target confirmed is the head's own prediction too.
+        if (sn.tokens.size() > 1 && at + 1 < seq.size() && seq[at + 1] == sn.tokens[0])
+          CHECK(sn.tokens[1] == head_pred[at + 1]);
+      }
+      // The drafter followed the target to its end (the last pass's kept positions).
+      CHECK(rec->inner().n_accepted() <= s.n_past);
+    }
+  }
+}
+
+TEST_CASE("MTP drafter: refused without an MTP block or without the target's hidden rows", "[speculative][mtp]") {
+  LES_REQUIRE_FIXTURE(mtp_path, "synthetic/qwen35moe-mtp-F16.gguf");
+  LES_REQUIRE_FIXTURE(plain_path, "synthetic/qwen35moe-F16.gguf");
+  Loaded l = load_model(mtp_path);
+  {
+    auto ctx = make_context(*l.model, 64, 0, /*output_hidden=*/false);
+    auto d = MtpDrafter::create(*ctx);
+    REQUIRE_FALSE(d.ok());
+    CHECK(d.status().code() == StatusCode::invalid_argument);
+    CHECK(d.status().message().find("output_hidden") != std::string::npos);
+  }
+  Loaded p = load_model(plain_path);
+  auto ctx = make_context(*p.model, 64, 0, /*output_hidden=*/true);
+  auto d = MtpDrafter::create(*ctx);
+  REQUIRE_FALSE(d.ok());
+  CHECK(d.status().code() == StatusCode::unsupported);
+  // A drafter that lost the target (it never saw the prefill's rows) proposes nothing, with a message.
+  auto ctx2 = make_context(*l.model, 64, 0, /*output_hidden=*/true);
+  auto m = MtpDrafter::create(*ctx2);
+  REQUIRE(m.ok());
+  const std::vector<int32_t> a = {1, 2, 3, 4, 5, 6};
+  REQUIRE(ctx2->decode(std::span<const int32_t>(a.data(), 3)).ok());
+  REQUIRE(ctx2->decode(std::span<const int32_t>(a.data() + 3, 2)).ok());
+  DraftRequest r;
+  r.history = a;
+  r.max_tokens = 2;
+  r.target = ctx2.get();
+  auto got = (*m)->propose(r);
+  REQUIRE_FALSE(got.ok());
+  CHECK(got.status().message().find("are gone") != std::string::npos);
+  r.target = nullptr;
+  CHECK_FALSE((*m)->propose(r).ok());
+}
