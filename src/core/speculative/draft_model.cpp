@@ -1,0 +1,90 @@
+// Draft model drafting; see draft_model.h.
+#include "core/speculative/draft_model.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+namespace les {
+namespace {
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+}  // namespace
+
+Status check_same_vocab(const Vocab& target, const Vocab& draft) {
+  if (target.n_tokens() != draft.n_tokens())
+    return invalid_argument_error("draft model: its vocabulary has " + std::to_string(draft.n_tokens()) +
+                                  " tokens, the target's " + std::to_string(target.n_tokens()));
+  for (int32_t id = 0; id < target.n_tokens(); ++id) {
+    if (target.text(id) != draft.text(id))
+      return invalid_argument_error("draft model: token " + std::to_string(id) + " is " + quoted(draft.text(id)) +
+                                    " in the draft vocabulary but " + quoted(target.text(id)) + " in the target's");
+    if (target.type(id) != draft.type(id))
+      return invalid_argument_error("draft model: token " + std::to_string(id) + " (" + quoted(target.text(id)) +
+                                    ") has type " + std::to_string(static_cast<int>(draft.type(id))) +
+                                    " in the draft vocabulary but " +
+                                    std::to_string(static_cast<int>(target.type(id))) + " in the target's");
+  }
+  if (target.bos() != draft.bos() || target.eos() != draft.eos())
+    return invalid_argument_error("draft model: BOS/EOS ids " + std::to_string(draft.bos()) + "/" +
+                                  std::to_string(draft.eos()) + " differ from the target's " +
+                                  std::to_string(target.bos()) + "/" + std::to_string(target.eos()));
+  return Status();
+}
+
+Result<std::unique_ptr<DraftModelDrafter>> DraftModelDrafter::create(const Vocab& target_vocab, const Model& draft,
+                                                                     const DraftModelParams& p) {
+  LES_ASSIGN_OR_RETURN(Vocab dv, Vocab::from_gguf(draft.file()));
+  LES_RETURN_IF_ERROR(check_same_vocab(target_vocab, dv));
+  if (draft.hparams().n_vocab != target_vocab.n_tokens())
+    return invalid_argument_error("draft model: its output has " + std::to_string(draft.hparams().n_vocab) +
+                                  " logits for a vocabulary of " + std::to_string(target_vocab.n_tokens()));
+  SamplerParams sp = p.sampling;
+  sp.penalty_last_n = 0;  // drafts draw without penalties (the verifier applies the target's)
+  LES_ASSIGN_OR_RETURN(Sampler s, Sampler::create(sp));
+  ContextParams cp;
+  cp.n_ctx = p.n_ctx;
+  cp.n_threads = p.n_threads;
+  LES_ASSIGN_OR_RETURN(std::unique_ptr<Context> ctx, Context::create(draft, cp));
+  return std::unique_ptr<DraftModelDrafter>(new DraftModelDrafter(std::move(ctx), std::move(s)));
+}
+
+Result<Draft> DraftModelDrafter::propose(const DraftRequest& r) {
+  Draft d;
+  if (r.history.empty()) return invalid_argument_error("draft model: empty history");
+  if (r.max_tokens <= 0) return d;
+  const auto t0 = std::chrono::steady_clock::now();
+  // Keep the common prefix (at least one token is decoded for fresh logits).
+  size_t keep = 0;
+  const size_t lim = std::min(held_.size(), r.history.size() - 1);
+  while (keep < lim && held_[keep] == r.history[keep]) ++keep;
+  LES_RETURN_IF_ERROR(ctx_->trim(static_cast<int32_t>(keep)));
+  held_.resize(keep);
+  const auto rest = r.history.subspan(keep);
+  Status st = ctx_->decode(rest);
+  if (!st.ok()) return st.with_context("draft model");
+  held_.insert(held_.end(), rest.begin(), rest.end());
+  const bool greedy = sampler_.params().temperature <= 0.0f;
+  for (int32_t i = 0; i < r.max_tokens; ++i) {
+    if (i > 0) {
+      const int32_t one[1] = {d.tokens.back()};
+      st = ctx_->decode(one);
+      if (!st.ok()) {
+        if (st.code() == StatusCode::context_full) break;  // as many as fit
+        return st.with_context("draft model");
+      }
+      held_.push_back(one[0]);
+    }
+    LES_ASSIGN_OR_RETURN(TokenProbs q, sampler_.distribution(ctx_->logits()));
+    const int32_t t = sampler_.draw(q);
+    d.tokens.push_back(t);
+    if (!greedy) d.q.push_back(std::move(q));
+  }
+  const double per = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+                     static_cast<double>(std::max<size_t>(1, d.tokens.size()));
+  sec_per_token_ = sec_per_token_ > 0 ? 0.8 * sec_per_token_ + 0.2 * per : per;
+  return d;
+}
+
+}  // namespace les
