@@ -128,4 +128,5 @@ struct les_context {
   std::atomic<bool> cancel{false};
   les::GenerateStats last_stats;
   uint64_t last_seed = 0;  // the sampler seed of the last les_generate()
+  les_memory_plan memory_plan{};  // les_context_params.memory_limit_bytes' split (zeros without a limit)
 };

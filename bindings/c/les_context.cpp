@@ -6,6 +6,7 @@
 #include "capi_internal.h"
 #include "core/model/thread_count.h"
 #include "kernels/thread_pool.h"
+#include "sched/memory_plan.h"
 
 using les::capi::fail;
 using les::capi::guarded;
@@ -55,6 +56,22 @@ les::Result<les::sched::StreamingParams> streaming_params(const les_context_para
   return sp;
 }
 
+les_memory_plan to_c(const les::sched::MemoryPlan& m) {
+  les_memory_plan p{};
+  p.struct_size = sizeof p;
+  p.limit_bytes = m.limit_bytes;
+  p.baseline_bytes = m.baseline_bytes;
+  p.dense_bytes = m.dense_bytes;
+  p.kv_bytes = m.kv_bytes;
+  p.scratch_bytes = m.scratch_bytes;
+  p.routed_bytes = m.routed_bytes;
+  p.min_expert_bytes = m.min_expert_bytes;
+  p.expert_budget_bytes = m.resident ? 0 : m.expert_budget_bytes;
+  p.resident = m.resident ? 1 : 0;
+  p.n_ctx = m.n_ctx;
+  return p;
+}
+
 }  // namespace
 
 extern "C" {
@@ -71,6 +88,7 @@ les_context_params les_context_default_params(void) {
   p.prefetch_candidates = -1;
   p.io_backend = LES_IO_AUTO;
   p.eviction = LES_EVICTION_NEXT_USE;
+  p.memory_limit_bytes = 0;
   return p;
 }
 
@@ -100,11 +118,21 @@ les_status les_context_create(les_model* model, const les_context_params* params
     }
     auto sp = streaming_params(p);
     if (!sp.ok()) return fail(sp.status());
+    les_memory_plan plan{};
+    if (p.memory_limit_bytes > 0) {
+      // Measured before anything of the context exists: everything the process holds now.
+      auto mp = les::sched::plan_memory(*model->state->model, cp, *sp, p.memory_limit_bytes,
+                                        les::sched::process_rss_bytes());
+      if (!mp.ok()) return fail(mp.status().with_context("les_context_params.memory_limit_bytes"));
+      sp->budget_bytes = mp->resident ? 0 : static_cast<size_t>(mp->expert_budget_bytes);
+      plan = to_c(*mp);
+    }
     auto ctx = les::sched::create_context(*model->state->model, cp, *sp);
     if (!ctx.ok()) return fail(ctx.status());
     auto* handle = new les_context;
     handle->model = model->state;
     handle->ctx = std::move(ctx).value();
+    handle->memory_plan = plan;
     model->state->logger->debug("context created: n_ctx {}", handle->ctx->n_ctx());
     *out_ctx = handle;
     return LES_OK;
@@ -112,6 +140,17 @@ les_status les_context_create(les_model* model, const les_context_params* params
 }
 
 int32_t les_max_threads(void) { return les::kernels::ThreadPool::max_threads(); }
+
+les_status les_context_memory_plan(const les_context* ctx, les_memory_plan* out) {
+  return guarded("les_context_memory_plan", [&]() -> les_status {
+    if (ctx == nullptr) return fail(les::invalid_argument_error("les_context_memory_plan: ctx is NULL"));
+    les_memory_plan full = ctx->memory_plan;
+    full.struct_size = sizeof full;
+    les::Status s = les::capi::copy_versioned_out(full, out, sizeof(les_memory_plan), "les_memory_plan");
+    if (!s.ok()) return fail(s, &ctx->last_error);
+    return LES_OK;
+  });
+}
 
 void les_context_free(les_context* ctx) { delete ctx; }
 

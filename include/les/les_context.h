@@ -67,10 +67,41 @@ typedef struct les_context_params {
                                     (default), 0 = no lookahead (on-demand reads), else k <= c <= 2k */
   les_io_backend io_backend;     /* how expert bytes are read; default LES_IO_AUTO */
   les_eviction_policy eviction;  /* expert cache eviction; default LES_EVICTION_NEXT_USE */
+  /* --- appended in 0.2.1; a caller whose struct_size ends above gets 0 (no limit). --- */
+  uint64_t memory_limit_bytes;   /* 0 = no limit (default). > 0: a bound on the whole process's peak
+                                    resident set (binary, libraries, allocator and everything already
+                                    held included, as getrusage's peak RSS reports it). With
+                                    expert_budget_bytes 0, les_context_create() chooses the expert
+                                    budget: the limit minus the process's resident set now, the dense
+                                    weights, the KV cache (and recurrent state) at n_ctx and the
+                                    forward-pass scratch for a chunk of min(n_batch, n_ctx) tokens; experts stay resident when the
+                                    whole model fits. With expert_budget_bytes > 0 it checks that
+                                    budget fits. A limit that cannot hold the fixed parts plus one
+                                    token's worth of experts (top-k slots in every MoE layer and the
+                                    scheduler's scratch) is refused with LES_ERR_INVALID_ARGUMENT and
+                                    a message giving every part in MiB. les_context_memory_plan()
+                                    reports the split. Other contexts created later in the process
+                                    are not counted: give each its own share. */
 } les_context_params;
 
+/* How a context's memory limit was split (les_context_params.memory_limit_bytes), all in bytes. */
+typedef struct les_memory_plan {
+  uint32_t struct_size;          /* set by the caller to sizeof(les_memory_plan) */
+  uint64_t limit_bytes;          /* the limit (0: the context was created without one; the rest are 0) */
+  uint64_t baseline_bytes;       /* the process's resident set when the context was created */
+  uint64_t dense_bytes;          /* tensors that are not routed experts */
+  uint64_t kv_bytes;             /* KV cache at n_ctx (and the recurrent state of hybrid models) */
+  uint64_t scratch_bytes;        /* forward pass for a chunk of min(n_batch, n_ctx) tokens, logits, sampler */
+  uint64_t routed_bytes;         /* all routed experts of the file (0: a dense model) */
+  uint64_t min_expert_bytes;     /* smallest expert budget accepted: one token's worth of experts */
+  uint64_t expert_budget_bytes;  /* the budget chosen (0: experts resident) */
+  int32_t resident;              /* 1: the whole model fits, experts stay resident; 0: streamed */
+  int32_t n_ctx;                 /* the n_ctx the KV figure is for */
+} les_memory_plan;
+
 /* Defaults: struct_size set, n_ctx 0, n_batch 0, n_threads 0, LES_KV_F16, experts resident
- * (expert_budget_bytes 0), prefetch_candidates -1, LES_IO_AUTO, LES_EVICTION_NEXT_USE. Thread-safe. */
+ * (expert_budget_bytes 0), prefetch_candidates -1, LES_IO_AUTO, LES_EVICTION_NEXT_USE, no memory
+ * limit (memory_limit_bytes 0). Thread-safe. */
 LES_API les_context_params les_context_default_params(void);
 
 /* The largest n_threads that les_model_params and les_context_params accept:
@@ -82,11 +113,18 @@ LES_API int32_t les_max_threads(void);
  * `params` may be NULL (defaults). Errors: LES_ERR_INVALID_ARGUMENT (NULL
  * model, bad field or enum value, struct_size outside the versions this
  * library knows, expert budget below the minimum, prefetch_candidates outside
- * {-1, 0, k..2k}), LES_ERR_UNSUPPORTED (io_backend not available here),
+ * {-1, 0, k..2k}, a memory limit that cannot hold the minimum: the message
+ * gives the arithmetic), LES_ERR_UNSUPPORTED (io_backend not available here),
  * LES_ERR_IO (the model file cannot be opened for streaming),
  * LES_ERR_OUT_OF_MEMORY. On failure *out_ctx is NULL. Thread-safe for
  * distinct contexts. */
 LES_API les_status les_context_create(les_model *model, const les_context_params *params, les_context **out_ctx);
+
+/* The memory plan of a context created with memory_limit_bytes > 0 (all fields 0 for one
+ * created without). `out->struct_size` must be set by the caller; that many bytes are filled.
+ * Errors: LES_ERR_INVALID_ARGUMENT (NULL, struct_size outside the versions this library knows).
+ * Thread-safe (the plan does not change after creation). */
+LES_API les_status les_context_memory_plan(const les_context *ctx, les_memory_plan *out);
 
 /* Frees a context. NULL is a no-op. */
 LES_API void les_context_free(les_context *ctx);

@@ -74,12 +74,25 @@ StreamingExpertSource::StreamingExpertSource(const Model& model, const Streaming
                                              int32_t c)
     : model_(model), p_(p), layout_(std::move(layout)), c_(c), predictor_(model, std::max(c, 1)) {}
 
-size_t StreamingExpertSource::one_token_budget_bytes() const noexcept {
-  const Hparams& hp = model_.hparams();
+namespace {
+
+// Scheduler scratch plus n_expert_used slots for every trunk layer with routed experts.
+size_t one_token_bytes(const Hparams& hp, const SlotLayout& layout, size_t reserved) noexcept {
   size_t layers = 0;
-  for (int32_t l = 0; l < hp.n_layer && l < layout_.n_layer(); ++l) layers += layout_.layer_has_experts(l) ? 1 : 0;
+  for (int32_t l = 0; l < hp.n_layer && l < layout.n_layer(); ++l) layers += layout.layer_has_experts(l) ? 1 : 0;
   const size_t entries = layers * static_cast<size_t>(std::max(hp.n_expert_used, 1));
-  return cache_->reserved_bytes() + entries * layout_.slot_bytes();
+  return reserved + entries * layout.slot_bytes();
+}
+
+}  // namespace
+
+size_t StreamingExpertSource::one_token_budget_bytes() const noexcept {
+  return one_token_bytes(model_.hparams(), layout_, cache_->reserved_bytes());
+}
+
+Result<size_t> StreamingExpertSource::one_token_budget_bytes(const Model& model, const StreamingParams& params) {
+  LES_ASSIGN_OR_RETURN(SlotLayout layout, SlotLayout::from_model(model, kAlignment));
+  return one_token_bytes(model.hparams(), layout, cache_params(model, params, layout).reserved_bytes);
 }
 
 StreamingExpertSource::~StreamingExpertSource() {

@@ -50,6 +50,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -105,6 +106,9 @@ class StreamingExpertSource final : public ExpertSource {
   // The smallest budget `params` accept for `model` (bytes).
   // Errors: as create (layout).
   static Result<size_t> min_budget_bytes(const Model& model, const StreamingParams& params);
+  // The budget one token's selected experts need with `params` (bytes): the
+  // instance's one_token_budget_bytes() before creating one. Errors: as create (layout).
+  static Result<size_t> one_token_budget_bytes(const Model& model, const StreamingParams& params);
   // Opens model.file().path() on a new reactor (or on `backend` when given:
   // tests, fault injection), allocates the cache and releases the model's
   // expert pages (Model::release_expert_pages). Contexts get one through

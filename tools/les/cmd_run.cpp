@@ -97,8 +97,9 @@ int run(RunOptions o) {
     std::fprintf(stderr, "les run: --system and --chat-template need --chat\n");
     return 2;
   }
-  if (m.budget_mb == 0 && (o.stats || m.prefetch_c != -1 || m.io != "auto" || m.eviction != "next_use"))
-    std::fprintf(stderr, "les run: note: --stats, --prefetch-c, --io and --eviction only apply with --budget-mb > 0\n");
+  if (m.budget_mb == 0 && m.mem_limit_mb == 0 &&
+      (o.stats || m.prefetch_c != -1 || m.io != "auto" || m.eviction != "next_use"))
+    std::fprintf(stderr, "les run: note: --stats, --prefetch-c, --io and --eviction only apply with --budget-mb > 0 or --mem-limit-mb\n");
   if (!o.prompt_file.empty()) {
     auto text = read_prompt_file(o.prompt_file);
     if (!text.ok()) {

@@ -36,6 +36,30 @@ int fail_c(const char* tool, const std::string& what, les_status st, const char*
   return code;
 }
 
+namespace {
+
+// The split of --mem-limit-mb (les_context_memory_plan); sets the budget it chose.
+void report_memory_plan(const char* tool, ModelOptions& o, const ContextHandle& ctx, bool* streaming) {
+  les_memory_plan mp{};
+  mp.struct_size = sizeof mp;
+  if (les_context_memory_plan(ctx.p, &mp) != LES_OK) return;
+  constexpr double mib = 1024.0 * 1024.0;
+  const auto m = [](uint64_t b) { return static_cast<double>(b) / mib; };
+  std::fprintf(stderr,
+               "les %s: memory limit %.1f MiB = process %.1f + dense %.1f + KV cache %.1f (n_ctx %d) + scratch %.1f",
+               tool, m(mp.limit_bytes), m(mp.baseline_bytes), m(mp.dense_bytes), m(mp.kv_bytes), mp.n_ctx,
+               m(mp.scratch_bytes));
+  if (mp.resident)
+    std::fprintf(stderr, " + experts %.1f MiB, all resident\n", m(mp.routed_bytes));
+  else
+    std::fprintf(stderr, " + expert budget %.1f MiB (streamed; one token's experts need %.1f MiB)\n",
+                 m(mp.expert_budget_bytes), m(mp.min_expert_bytes));
+  o.budget_mb = mp.resident ? 0.0 : m(mp.expert_budget_bytes);
+  *streaming = !mp.resident;
+}
+
+}  // namespace
+
 void add_model_options(CLI::App* cmd, ModelOptions& o) {
   cmd->add_option("-m,--model", o.model, "GGUF model file (default: the embedded random-weight tiny qwen3moe)");
   cmd->add_option("-t,--threads", o.n_threads, "Compute threads (0 = all cores)")->capture_default_str();
@@ -46,6 +70,10 @@ void add_model_options(CLI::App* cmd, ModelOptions& o) {
   cmd->add_option("--budget-mb", o.budget_mb,
                   "Stream routed experts from the file within this memory budget in MiB (cache + read buffers + "
                   "scheduler scratch; 0 = all resident)")
+      ->capture_default_str();
+  cmd->add_option("--mem-limit-mb", o.mem_limit_mb,
+                  "Limit the whole process's peak RSS to this many MiB: the expert budget is what is left after "
+                  "the process, dense weights, KV cache and scratch (experts resident when all fits; 0 = no limit)")
       ->capture_default_str();
   cmd->add_option("--prefetch-c", o.prefetch_c,
                   "Lookahead candidates per token, k..2k (-1 = k+2, 0 = on-demand reads only)")
@@ -80,6 +108,11 @@ int validate_model_options(const char* tool, const ModelOptions& o) {
     std::fprintf(stderr,
                  "les %s: --budget-mb must be a number in [0, %.0f] (MiB; 0 = all experts resident), got %g\n", tool,
                  kMaxBudgetMib, o.budget_mb);
+    return 2;
+  }
+  if (!std::isfinite(o.mem_limit_mb) || o.mem_limit_mb < 0 || o.mem_limit_mb > kMaxBudgetMib) {
+    std::fprintf(stderr, "les %s: --mem-limit-mb must be a number in [0, %.0f] (MiB; 0 = no limit), got %g\n", tool,
+                 kMaxBudgetMib, o.mem_limit_mb);
     return 2;
   }
   if (o.prefetch_c < -1) {
@@ -125,6 +158,8 @@ int open_model(const char* tool, ModelOptions& o, ModelHandle& model, ContextHan
   // A positive budget never rounds down to 0 (which would mean "resident"): it
   // stays positive and is refused below the minimum with the minimum named.
   cp.expert_budget_bytes = static_cast<uint64_t>(std::ceil(o.budget_mb * 1024.0 * 1024.0));
+  cp.memory_limit_bytes = static_cast<uint64_t>(std::floor(o.mem_limit_mb * 1024.0 * 1024.0));
+  if (o.mem_limit_mb > 0 && cp.memory_limit_bytes == 0) cp.memory_limit_bytes = 1;  // never "no limit"
   cp.prefetch_candidates = o.prefetch_c;
   cp.io_backend = o.io == "io_uring" ? LES_IO_IO_URING : o.io == "pread" ? LES_IO_PREAD : LES_IO_AUTO;
   cp.eviction = o.eviction == "lru"        ? LES_EVICTION_LRU
@@ -132,6 +167,7 @@ int open_model(const char* tool, ModelOptions& o, ModelHandle& model, ContextHan
                                            : LES_EVICTION_NEXT_USE;
   if (les_status st = les_context_create(model.p, &cp, &ctx.p); st != LES_OK)
     return fail_c(tool, "creating the context", st, les_last_error(), st == LES_ERR_INVALID_ARGUMENT ? 2 : 1);
+  if (cp.memory_limit_bytes > 0) report_memory_plan(tool, o, ctx, streaming);
   const int32_t n_ctx_train = les_model_n_ctx_train(model.p);
   if (n_ctx_train > 0 && les_context_n_ctx(ctx.p) > n_ctx_train)
     std::fprintf(stderr,

@@ -25,12 +25,13 @@ struct ModelOptions {
   int32_t n_ctx = 0;         // 0 = min(model's, 4096)
   std::string kv_type = "f16";
   double budget_mb = 0;      // > 0: stream routed experts through this budget
+  double mem_limit_mb = 0;   // > 0: whole-process limit; chooses budget_mb (les_context_params.memory_limit_bytes)
   int32_t prefetch_c = -1;
   std::string io = "auto";
   std::string eviction = "next_use";
 };
 
-// Adds -m, -t, -c, --kv-type, --budget-mb, --prefetch-c, --io, --eviction.
+// Adds -m, -t, -c, --kv-type, --budget-mb, --mem-limit-mb, --prefetch-c, --io, --eviction.
 void add_model_options(CLI::App* cmd, ModelOptions& o);
 
 // Usage errors: prints "les TOOL: ..." and returns 2; 0 when valid.
@@ -39,8 +40,10 @@ int validate_model_options(const char* tool, const ModelOptions& o);
 // Loads the model (the embedded default when o.model is empty, with a note)
 // and creates a context, printing warnings (a context beyond the training
 // length, threads beyond the cores) and errors as "les TOOL: ...". Returns 0,
-// or the exit code (1 runtime error, 2 a budget below the minimum).
-// `streaming` is set when experts are streamed.
+// or the exit code (1 runtime error, 2 a budget below the minimum or a
+// memory limit that cannot hold it). `streaming` is set when experts are
+// streamed. With --mem-limit-mb, prints the plan's split ("les TOOL: memory
+// limit ...") and sets o.budget_mb to the budget it chose (0: resident).
 int open_model(const char* tool, ModelOptions& o, ModelHandle& model, ContextHandle& ctx, bool* streaming);
 
 struct SamplingOptions {
