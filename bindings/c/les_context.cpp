@@ -89,6 +89,8 @@ les_context_params les_context_default_params(void) {
   p.io_backend = LES_IO_AUTO;
   p.eviction = LES_EVICTION_NEXT_USE;
   p.memory_limit_bytes = 0;
+  p.progress_callback = nullptr;
+  p.progress_user_data = nullptr;
   return p;
 }
 
@@ -126,6 +128,13 @@ les_status les_context_create(les_model* model, const les_context_params* params
       if (!mp.ok()) return fail(mp.status().with_context("les_context_params.memory_limit_bytes"));
       sp->budget_bytes = mp->resident ? 0 : static_cast<size_t>(mp->expert_budget_bytes);
       plan = to_c(*mp);
+    }
+    if (p.progress_callback != nullptr) {
+      const les_progress_callback cb = p.progress_callback;
+      void* const ud = p.progress_user_data;
+      sp->prefault_progress = [cb, ud](size_t done, size_t total) {
+        return cb(total > 0 ? static_cast<float>(static_cast<double>(done) / static_cast<double>(total)) : 1.0f, ud);
+      };
     }
     auto ctx = les::sched::create_context(*model->state->model, cp, *sp);
     if (!ctx.ok()) return fail(ctx.status());

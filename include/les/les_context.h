@@ -42,6 +42,9 @@ typedef enum les_kv_type {
   LES_KV_Q8_0 = 1
 } les_kv_type;
 
+/* Progress of a long call: `progress` in [0, 1]; return false to cancel it. */
+typedef bool (*les_progress_callback)(float progress, void *user_data);
+
 typedef struct les_context_params {
   uint32_t struct_size; /* sizeof(les_context_params); set by les_context_default_params() */
   int32_t n_ctx;        /* tokens the KV cache holds; 0 = min(model's training context, 4096) */
@@ -67,7 +70,7 @@ typedef struct les_context_params {
                                     (default), 0 = no lookahead (on-demand reads), else k <= c <= 2k */
   les_io_backend io_backend;     /* how expert bytes are read; default LES_IO_AUTO */
   les_eviction_policy eviction;  /* expert cache eviction; default LES_EVICTION_NEXT_USE */
-  /* --- appended in 0.2.1; a caller whose struct_size ends above gets 0 (no limit). --- */
+  /* --- appended in 0.2.1; a caller whose struct_size ends above gets no limit and no callback. --- */
   uint64_t memory_limit_bytes;   /* 0 = no limit (default). > 0: a bound on the whole process's peak
                                     resident set (binary, libraries, allocator and everything already
                                     held included, as getrusage's peak RSS reports it). With
@@ -82,6 +85,13 @@ typedef struct les_context_params {
                                     a message giving every part in MiB. les_context_memory_plan()
                                     reports the split. Other contexts created later in the process
                                     are not counted: give each its own share. */
+  les_progress_callback progress_callback; /* NULL = none. Called on the creating thread while
+                                    les_context_create() faults in a streaming context's expert cache
+                                    (the kernel zeroes every page: about 2 s per GiB), after each chunk
+                                    of 64 MiB, with the fraction done in (0, 1]; returning false
+                                    cancels: les_context_create() returns LES_ERR_CANCELLED and
+                                    nothing is kept. Not called for resident contexts. */
+  void *progress_user_data;      /* passed to progress_callback */
 } les_context_params;
 
 /* How a context's memory limit was split (les_context_params.memory_limit_bytes), all in bytes. */

@@ -83,7 +83,13 @@ Result<std::unique_ptr<ExpertCache>> ExpertCache::create(const ExpertCacheParams
   }
   c->slots_.resize(static_cast<size_t>(c->capacity_));
   c->key_slot_.assign(static_cast<size_t>(c->capacity_), -1);
+  if (c->p_.prefault_progress) c->prefault_progress_ = &c->p_.prefault_progress;
   LES_RETURN_IF_ERROR(c->set_budget(p.budget_bytes));
+  c->prefault_progress_ = nullptr;
+  c->p_.prefault_progress = nullptr;  // never called again (its captures may not outlive create())
+  if (c->prefault_cancelled_)
+    return cancelled_error("expert cache: cancelled while faulting in the budget's " + mib(c->capacity_bytes_) +
+                           " (prefault progress callback returned false)");
   return c;
 }
 
@@ -121,7 +127,7 @@ Status ExpertCache::set_budget(size_t budget_bytes) {
   const int32_t old = n_slots_;
   n_slots_ = new_slots;
   capacity_bytes_ = static_cast<size_t>(new_slots) * p_.slot_bytes;
-  if (new_slots > old) populate(old, new_slots);
+  if (new_slots > old && !populate(old, new_slots, prefault_progress_)) prefault_cancelled_ = true;
   for (int32_t s = new_slots; s < old; ++s) {
     Slot& sl = slots_[static_cast<size_t>(s)];
     if (sl.pins == 0 && sl.state != SlotState::filling) {
@@ -277,26 +283,42 @@ void ExpertCache::drop(int32_t slot) noexcept {
   if (!was_empty && slot < n_slots_) free_.push_back(slot);
 }
 
-void ExpertCache::populate(int32_t first, int32_t last) noexcept {
+bool ExpertCache::populate(int32_t first, int32_t last, const std::function<bool(size_t, size_t)>* progress) noexcept {
   // Fault the slots' pages in now (the kernel zeroes each new page): done
   // lazily, the first read into every slot paid it during decode (a quarter of
   // the CPU samples of a 30B-A3B decode with an 8 GiB cache still filling).
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23  // Linux 5.14
 #endif
-  if (base_ == nullptr) return;
-  std::byte* p = slot_data(first);
-  const size_t n = static_cast<size_t>(last - first) * p_.slot_bytes;
-  if (::madvise(p, n, MADV_POPULATE_WRITE) == 0) return;
-  // Older kernels: write one byte per page of the empty slots (a slot past an
-  // earlier, smaller count may still be pinned or filling: its bytes stay).
-  const size_t page = 4096;
-  for (int32_t sl = first; sl < last; ++sl) {
-    const Slot& st = slots_[static_cast<size_t>(sl)];
-    if (st.state != SlotState::empty || st.pins > 0) continue;
-    auto* q = static_cast<volatile std::byte*>(slot_data(sl));
-    for (size_t off = 0; off < p_.slot_bytes; off += page) q[off] = std::byte{0};
+  if (base_ == nullptr || last <= first) return true;
+  const int32_t per_chunk = static_cast<int32_t>(std::max<size_t>(1, kPrefaultChunkBytes / p_.slot_bytes));
+  const size_t total = static_cast<size_t>(last - first) * p_.slot_bytes;
+  for (int32_t a = first; a < last; a += per_chunk) {
+    const int32_t b = std::min(last, a + per_chunk);
+    std::byte* p = slot_data(a);
+    const size_t n = static_cast<size_t>(b - a) * p_.slot_bytes;
+    if (::madvise(p, n, MADV_POPULATE_WRITE) != 0) {
+      // Older kernels: write one byte per page of the empty slots (a slot past an
+      // earlier, smaller count may still be pinned or filling: its bytes stay).
+      const size_t page = 4096;
+      for (int32_t sl = a; sl < b; ++sl) {
+        const Slot& st = slots_[static_cast<size_t>(sl)];
+        if (st.state != SlotState::empty || st.pins > 0) continue;
+        auto* q = static_cast<volatile std::byte*>(slot_data(sl));
+        for (size_t off = 0; off < p_.slot_bytes; off += page) q[off] = std::byte{0};
+      }
+    }
+    if (progress != nullptr && *progress) {
+      bool go = false;
+      try {
+        go = (*progress)(static_cast<size_t>(b - first) * p_.slot_bytes, total);
+      } catch (...) {
+        go = false;  // a throwing callback stops, as returning false does
+      }
+      if (!go) return false;
+    }
   }
+  return true;
 }
 
 void ExpertCache::discard_pages(int32_t slot) noexcept {

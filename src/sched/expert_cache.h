@@ -42,6 +42,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -76,7 +77,16 @@ struct ExpertCacheParams {
   // When set, ranks evictable entries instead of `policy` (offline-optimal
   // replays); must outlive the cache. Not owned.
   Evictor* custom_evictor = nullptr;
+  // Called while create() faults the first budget's pages in (bytes done and
+  // total, after each chunk of kPrefaultChunkBytes, on the creating thread);
+  // returning false stops it and create() fails with `cancelled`. Never called
+  // by set_budget() later. Empty: no calls.
+  std::function<bool(size_t done, size_t total)> prefault_progress;
 };
+
+// Bytes faulted in between two prefault_progress calls (a multiple of any slot
+// size is not needed: chunks are whole slots, at least one).
+inline constexpr size_t kPrefaultChunkBytes = size_t{64} << 20;
 
 class ExpertCache;
 
@@ -192,7 +202,10 @@ class ExpertCache {
   void unpin(int32_t slot) noexcept;
   void drop(int32_t slot) noexcept;       // empties a slot (unmaps its key)
   void discard_pages(int32_t slot) noexcept;
-  void populate(int32_t first, int32_t last) noexcept;  // fault in slots [first, last)
+  // Faults in slots [first, last), in chunks reported to `progress` (may be
+  // null); false when progress asked to stop.
+  bool populate(int32_t first, int32_t last,
+                const std::function<bool(size_t, size_t)>* progress = nullptr) noexcept;
   void rebuild_free_list();
 
   ExpertCacheParams p_;
@@ -212,6 +225,8 @@ class ExpertCache {
   std::deque<Protected> protected_; // unused prefetches, oldest first
   int32_t n_pinned_ = 0, n_filling_ = 0;
   uint64_t token_ = 0;
+  const std::function<bool(size_t, size_t)>* prefault_progress_ = nullptr;  // during create() only
+  bool prefault_cancelled_ = false;
   ExpertCacheCounters counters_;
 };
 

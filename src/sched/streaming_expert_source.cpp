@@ -58,6 +58,7 @@ ExpertCacheParams cache_params(const Model& m, const StreamingParams& p, const S
                       static_cast<size_t>(hp.n_layer_all) * nb * c_max * sizeof(int32_t) + keys * 96;
   cp.budget_bytes = p.budget_bytes;
   cp.policy = p.policy;
+  cp.prefault_progress = p.prefault_progress;
   cp.half_life_tokens = p.half_life_tokens;
   cp.n_expert_used = std::min(std::max(hp.n_expert_used, 1), hp.n_expert);
   return cp;

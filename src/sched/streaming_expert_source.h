@@ -87,6 +87,10 @@ struct StreamingParams {
   bool use_direct_io = true;
   int32_t n_batch_max = 512;          // sizes the scratch counted in the budget; sched::create_context
                                       // sets it to the context's n_batch
+  // Progress of faulting in the expert cache's pages when the source is
+  // created (bytes done, total; ExpertCacheParams::prefault_progress): false
+  // cancels, and create() fails with `cancelled`.
+  std::function<bool(size_t done, size_t total)> prefault_progress;
   // true: next_ready hands out an expert as soon as its bytes are in, so the
   // MoE layer computes it while other reads are in flight. false: it waits
   // until every requested expert that holds a slot is ready, then hands them
