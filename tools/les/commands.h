@@ -11,6 +11,7 @@ struct ToolState {
   int exit_code = 0;
 };
 
+void register_bench(CLI::App& app, ToolState& state);
 void register_imatrix(CLI::App& app, ToolState& state);
 void register_inspect(CLI::App& app, ToolState& state);
 void register_run(CLI::App& app, ToolState& state);

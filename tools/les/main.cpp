@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   CLI::App app{"les: run Mixture-of-Experts GGUF models with expert streaming"};
   app.require_subcommand(1);
   les::tool::ToolState state;
+  les::tool::register_bench(app, state);
   les::tool::register_imatrix(app, state);
   les::tool::register_inspect(app, state);
   les::tool::register_run(app, state);
