@@ -5,12 +5,14 @@
 // Working set: one 4096-element row of N(0,1) weights (16 KiB of F32, in L1/L2),
 // repeated; these are reference-speed numbers, the baseline the SIMD tiers and
 // `les quantize` are compared against. No correctness checks here (see
-// tests/kernels/). Run: bench_quantize_ref [--benchmark_filter=Q4_K].
+// tests/kernels/). Run: bench_quantize_ref [--json] [--benchmark_filter=Q4_K] (Google
+// Benchmark's options; --json = --benchmark_format=json).
 
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/ggml_type.h"
@@ -103,10 +105,24 @@ void register_all() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::printf("bench_quantize_ref: scalar reference kernels, row of %lld elements, single thread\n",
-              static_cast<long long>(kN));
+  // --json (the option every bench binary takes) is Google Benchmark's
+  // --benchmark_format=json; the banner then goes to stderr so stdout is JSON.
+  std::vector<std::string> args(argv, argv + argc);
+  bool json = false;
+  for (auto& a : args)
+    if (a == "--json") {
+      a = "--benchmark_format=json";
+      json = true;
+    }
+  std::vector<char*> av;
+  for (auto& a : args) av.push_back(a.data());
+  av.push_back(nullptr);
+  int ac = argc;
+  std::fprintf(json ? stderr : stdout,
+               "bench_quantize_ref: scalar reference kernels, row of %lld elements, single thread\n",
+               static_cast<long long>(kN));
   register_all();
-  benchmark::Initialize(&argc, argv);
+  benchmark::Initialize(&ac, av.data());
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
