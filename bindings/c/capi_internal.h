@@ -19,6 +19,7 @@
 #include "core/tokenizer/tokenizer.h"
 #include "sched/context_factory.h"
 #include "last_error.h"
+#include "speculative_settings.h"
 #include "les/les.h"
 #include "util/status.h"
 
@@ -118,7 +119,10 @@ struct les_context {
   // The Context (built by sched::create_context, owning its expert source)
   // borrows the model: it is freed first, explicitly, whatever the order of
   // the members.
-  ~les_context() { ctx.reset(); }
+  ~les_context() {
+    spec.decoder.reset();  // a draft model's context first, then the target's
+    ctx.reset();
+  }
   std::shared_ptr<les::capi::ModelState> model;
   std::unique_ptr<les::Context> ctx;
   // Every failing call on the context records its message here (const
@@ -129,4 +133,7 @@ struct les_context {
   les::GenerateStats last_stats;
   uint64_t last_seed = 0;  // the sampler seed of the last les_generate()
   les_memory_plan memory_plan{};  // les_context_params.memory_limit_bytes' split (zeros without a limit)
+  // Speculative decoding: the decoder kept across les_generate() calls and
+  // the last call's statistics (speculative_settings.h).
+  les::capi::SpeculativeSlot spec;
 };

@@ -16,6 +16,9 @@ namespace {
 // padding where parse_special now sits; that byte is read only from callers
 // whose struct_size reaches past it).
 constexpr size_t kGenerateParamsV1 = offsetof(les_generate_params, prompt_tokens);
+// 0.2's les_generate_params ended at n_prompt_tokens (callers before the
+// speculative settings decode plainly: the defaults below).
+static_assert(offsetof(les_generate_params, lookup_ngram) > kGenerateParamsV1);
 constexpr size_t kSamplerParamsV1 = sizeof(les_sampler_params);
 // The first les_generate_stats ended at decode_tokens_per_second.
 constexpr size_t kGenerateStatsV1 = offsetof(les_generate_stats, n_decoded);
@@ -57,6 +60,10 @@ les_generate_params les_generate_default_params(void) {
   p.parse_special = false;
   p.prompt_tokens = nullptr;
   p.n_prompt_tokens = 0;
+  p.lookup_ngram = 0;
+  p.draft_model = nullptr;
+  p.draft_max = 8;
+  p.draft_min = 0;
   return p;
 }
 
@@ -87,11 +94,14 @@ les_status les_generate(les_context* ctx, const char* prompt, const les_generate
 
         auto sampler = les::Sampler::create(les::capi::to_sampler_params(sp));
         if (!sampler.ok()) return err(sampler.status());
+        auto speculative = les::capi::prepare_speculative(*ctx, p);
+        if (!speculative.ok()) return err(speculative.status().with_context("les_generate"));
 
         les::GenerateParams gp;
         gp.n_predict = p.n_predict;
         gp.ignore_eos = p.ignore_eos;
         gp.parse_special = p.parse_special;
+        gp.speculative = *speculative;
         for (int32_t i = 0; i < p.n_stop; ++i) {
           if (p.stop[i] == nullptr) return err(les::invalid_argument_error("les_generate_params: stop[" +
                                                                            std::to_string(i) + "] is NULL"));
@@ -119,6 +129,7 @@ les_status les_generate(les_context* ctx, const char* prompt, const les_generate
                                          std::vector<int32_t>(p.prompt_tokens, p.prompt_tokens + p.n_prompt_tokens), gp,
                                          on_token)
                 : les::generate_tokens(*ctx->ctx, *ctx->model->tokenizer, *sampler, prompt, gp, on_token);
+        if (gp.speculative != nullptr) ctx->spec.last = gp.speculative->stats();
         if (!stats.ok()) return err(stats.status());
         ctx->last_stats = *stats;
         ctx->last_seed = sampler->params().seed;
@@ -155,6 +166,7 @@ les_status les_context_generate_stats(const les_context* ctx, les_generate_stats
     r.n_decoded = s.n_decoded;
     r.stop_reason = to_c_stop_reason(s.stop_reason);
     r.seed = ctx->last_seed;
+    les::capi::fill_speculative_stats(ctx->spec.last, r);
     les::Status st = les::capi::copy_versioned_out(r, out, kGenerateStatsV1, "les_generate_stats");
     if (!st.ok()) return fail(st, &ctx->last_error);
     return LES_OK;

@@ -42,6 +42,29 @@ typedef struct les_generate_params {
                                   `prompt` must be NULL or "": for apps that tokenize themselves, e.g.
                                   to reuse the common prefix of les_context_tokens() */
   int32_t n_prompt_tokens;
+  /* --- appended in 0.3 (speculative decoding); older callers' struct_size ends above and they
+   * decode plainly. With a drafter set, each decode step drafts tokens, checks them in one batched
+   * verify pass of this context's model and keeps the accepted prefix (lossless: greedy output is
+   * token for token plain greedy decoding, sampled output has the target's distribution through
+   * speculative rejection sampling). How many drafts a pass checks is chosen per step from the
+   * bytes the pass would read (the union of the drafted tokens' experts, minus what the expert
+   * cache holds) and the drafter's acceptance so far, down to none when speculation does not pay.
+   * The drafter, its draft context and the length policy's measurements are kept by the context
+   * across calls while these settings stay the same. At most one drafter: lookup_ngram > 0 and a
+   * draft_model together are LES_ERR_INVALID_ARGUMENT. --- */
+  int32_t lookup_ngram;        /* > 0: prompt lookup drafting (no extra model): the last n tokens,
+                                  n = lookup_ngram down to 1, are matched against the conversation
+                                  so far and what followed is drafted. 1..16; 0 (default) = off */
+  const les_model *draft_model; /* non-NULL: this model drafts, run resident on its own context of
+                                  the target's n_ctx. Its vocabulary must equal the target's token
+                                  for token (les_model_check_draft(); otherwise
+                                  LES_ERR_INVALID_ARGUMENT naming the first difference). Borrowed
+                                  for the call; the context keeps a reference to the weights (as a
+                                  context does), so les_model_free() of it afterwards is safe */
+  int32_t draft_max;           /* most drafts per verify pass, 1..64; default 8 */
+  int32_t draft_min;           /* fewest drafts verified when the drafter offers that many,
+                                  0..draft_max; default 0 (the byte-aware length may switch
+                                  speculation off); > 0 forces speculation (measurements) */
 } les_generate_params;
 
 LES_API les_generate_params les_generate_default_params(void);
@@ -73,7 +96,31 @@ typedef struct les_generate_stats {
   int32_t n_decoded;           /* single-token forward passes (the last sampled token is not evaluated) */
   les_stop_reason stop_reason; /* why generation ended */
   uint64_t seed;               /* the sampler's seed (the random one drawn for LES_SEED_RANDOM) */
+  /* --- appended in 0.3: speculative decoding (all 0 without a drafter). A "target pass" is one
+   * forward pass of the decode phase: a verify pass (the pending token and d >= 1 drafts) or a
+   * plain one-token pass (d = 0, chosen when speculation would not pay). "Union": the distinct
+   * (layer, expert) pairs a pass's rows selected together, each counted once per pass. --- */
+  int32_t n_target_passes;     /* target passes of the decode phase */
+  int32_t n_verify_passes;     /* of those, passes that checked at least one draft */
+  int32_t n_drafted;           /* tokens the drafter proposed */
+  int32_t n_draft_verified;    /* drafts the verify passes checked (the byte-aware length may cut
+                                  a proposal short) */
+  int32_t n_draft_accepted;    /* drafts accepted; acceptance rate = n_draft_accepted / n_draft_verified */
+  int32_t n_pass_tokens;       /* tokens the target passes produced (accepted drafts + one of the
+                                  target's own per pass); tokens per target pass =
+                                  n_pass_tokens / n_target_passes */
+  int64_t union_experts;       /* sum over target passes of their union's size, in experts */
+  uint64_t union_bytes;        /* sum over target passes of their union's bytes */
+  uint64_t expert_bytes_read;  /* expert bytes read from the file during target passes (0 resident);
+                                  bytes per produced token = expert_bytes_read / n_pass_tokens */
+  double draft_seconds;        /* wall time spent drafting (inside decode_seconds) */
 } les_generate_stats;
+
+/* Whether `draft` can draft for `target` (les_generate_params.draft_model): LES_OK when their
+ * vocabularies are equal (the same number of tokens, every token's text and type, the BOS and EOS
+ * ids); LES_ERR_INVALID_ARGUMENT naming the first difference otherwise (or a NULL model). Reads
+ * the vocabularies only. Thread-safe (both models are read-only). */
+LES_API les_status les_model_check_draft(const les_model *target, const les_model *draft);
 
 /* Tokenizes `prompt` (control-token texts parsed iff params->parse_special),
  * appends it to the context after what it already holds, then samples up to
