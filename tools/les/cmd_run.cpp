@@ -3,7 +3,8 @@
 //   les run -m MODEL.gguf (-p "PROMPT" | -f FILE | -f -) -n 128 [--temp 0.8 --top-k 40
 //           --top-p 0.95 --min-p 0.05 --seed S -t THREADS --ctx N --kv-type f16|q8_0
 //           --ignore-eos --repeat-penalty 1.0 --stop STR ... --json --parse-special
-//           --chat [--system TEXT] [--chat-template NAME]]
+//           --chat [--system TEXT] [--chat-template NAME]
+//           --lookup [N] | --draft DRAFT.gguf [--draft-max D]]
 //
 // --chat sends the prompt as one user turn (after an optional system turn)
 // through the model's chat template (les_chat.h; --chat-template NAME picks
@@ -33,6 +34,13 @@
 // per-layer figures). A dense model has nothing to stream and runs resident
 // with a note.
 //
+// --lookup [N] / --draft MODEL decode speculatively (speculative_options.h):
+// the same text as without them at --temp 0 (lossless), the same
+// distribution otherwise; --stats adds the speculative totals (target passes,
+// drafted / accepted tokens, expert union and bytes per token). The decode
+// tok/s line counts every emitted token over the whole decode phase, drafting
+// and verifying included.
+//
 // The model, context and generation go through the C ABI (les/les.h), as an
 // embedding app would. Two things les.h does not offer stay on the C++ side:
 // checking the sampler parameters before any file is opened (so they are usage
@@ -51,6 +59,7 @@
 #include "les/interrupt.h"
 #include "les/model_options.h"
 #include "les/run_report.h"
+#include "les/speculative_options.h"
 #include "les/text_input.h"
 
 namespace les::tool {
@@ -61,6 +70,7 @@ constexpr const char* kTool = "run";
 struct RunOptions {
   ModelOptions model;
   SamplingOptions sampling;
+  SpeculativeOptions speculative;
   std::string prompt = "Once upon a time";
   std::string prompt_file;
   bool stats = false;
@@ -92,13 +102,14 @@ int run(RunOptions o) {
   // Arguments first: bad values are usage errors (exit 2) before any file is touched.
   if (int rc = validate_model_options(kTool, o.model)) return rc;
   if (int rc = validate_sampling_options(kTool, o.sampling)) return rc;
+  if (int rc = validate_speculative_options(kTool, o.speculative)) return rc;
   const ModelOptions& m = o.model;
   if (!o.chat && (!o.system.empty() || !o.chat_template.empty())) {
     std::fprintf(stderr, "les run: --system and --chat-template need --chat\n");
     return 2;
   }
   if (m.budget_mb == 0 && m.mem_limit_mb == 0 &&
-      (o.stats || m.prefetch_c != -1 || m.io != "auto" || m.eviction != "next_use"))
+      ((o.stats && !o.speculative.enabled()) || m.prefetch_c != -1 || m.io != "auto" || m.eviction != "next_use"))
     std::fprintf(stderr, "les run: note: --stats, --prefetch-c, --io and --eviction only apply with --budget-mb > 0 or --mem-limit-mb\n");
   if (!o.prompt_file.empty()) {
     auto text = read_prompt_file(o.prompt_file);
@@ -113,6 +124,8 @@ int run(RunOptions o) {
   ContextHandle ctx;
   bool streaming = false;
   if (int rc = open_model(kTool, o.model, model, ctx, &streaming)) return rc;
+  ModelHandle draft;
+  if (int rc = open_draft_model(kTool, o.speculative, model.p, m.n_threads, draft)) return rc;
   if (streaming) {
     // Below one token's worth of experts the layer order evicts what the next
     // token needs first: the cache still hits (next_use) but reads most experts.
@@ -128,6 +141,12 @@ int run(RunOptions o) {
   if (streaming) std::snprintf(streamed, sizeof streamed, ", experts streamed (budget %.1f MiB)", m.budget_mb);
   std::fprintf(stderr, "les run: %s, n_ctx %d, seed %llu%s\n", model_desc(model.p).c_str(), les_context_n_ctx(ctx.p),
                static_cast<unsigned long long>(o.sampling.sp.seed), streamed);
+  if (o.speculative.lookup_ngram > 0)
+    std::fprintf(stderr, "les run: speculative decoding: prompt lookup (n-grams up to %d), draft-max %d\n",
+                 o.speculative.lookup_ngram, o.speculative.draft_max);
+  else if (draft.p != nullptr)
+    std::fprintf(stderr, "les run: speculative decoding: draft model %s (%s), draft-max %d\n",
+                 o.speculative.draft.c_str(), model_desc(draft.p).c_str(), o.speculative.draft_max);
 
   if (o.chat) {
     if (int rc = resolve_chat_template(kTool, model.p, o.chat_template)) return rc;
@@ -139,6 +158,7 @@ int run(RunOptions o) {
   std::vector<const char*> stops;
   les_generate_params gp = generate_params(o.sampling, stops);
   gp.parse_special = o.parse_special || o.chat;
+  apply_speculative_options(o.speculative, draft.p, gp);
   Output out;
   out.json = o.json;
   InterruptScope interrupt(ctx.p, kTool, kStopAfterToken);
@@ -154,6 +174,7 @@ int run(RunOptions o) {
     return fail_c(kTool, "statistics", s, les_last_error());
   const double rss = peak_rss_mib();
   print_generate_summary(kTool, stats, rss);
+  if (o.stats && o.speculative.enabled()) print_speculative_stats(kTool, stats);
   if (o.stats && streaming && print_stream_stats(kTool, model.p, ctx.p, m.io) != 0) return 1;
   if (o.json) {
     nlohmann::json j = generate_stats_json(stats, rss);
@@ -164,6 +185,7 @@ int run(RunOptions o) {
     j["text"] = out.text;
     j["expert_budget_mib"] = streaming ? nlohmann::json(m.budget_mb) : nlohmann::json(nullptr);
     j["stream"] = streaming ? stream_stats_json(model.p, ctx.p) : nlohmann::json(nullptr);
+    j["speculative"] = o.speculative.enabled() ? speculative_stats_json(stats) : nlohmann::json(nullptr);
     std::printf("%s\n", j.dump().c_str());
   }
   return interrupt.signal_number() != 0 ? interrupt.exit_code() : 0;
@@ -180,13 +202,16 @@ void register_run(CLI::App& app, ToolState& state) {
                   "Read the prompt from FILE ('-' = standard input; one trailing newline removed)")
       ->excludes(cmd->get_option("--prompt"));
   add_sampling_options(cmd, o->sampling);
+  add_speculative_options(cmd, o->speculative);
   cmd->add_flag("--parse-special", o->parse_special,
                 "Control-token texts in the prompt (<|im_start|>, ...) become those tokens");
   cmd->add_flag("--chat", o->chat, "Send the prompt as a user turn through the model's chat template");
   cmd->add_option("--system", o->system, "System message for --chat");
   cmd->add_option("--chat-template", o->chat_template,
                   "Chat template by name (chatml, llama3, mistral, gemma, ...; default: the model's own)");
-  cmd->add_flag("--stats", o->stats, "Print expert-streaming statistics (with --budget-mb)");
+  cmd->add_flag("--stats", o->stats,
+                "Print expert-streaming statistics (with --budget-mb) and speculative-decoding totals (with --lookup "
+                "or --draft)");
   cmd->add_flag("--json", o->json,
                 "Print one JSON object (text, token counts, speeds, peak RSS, streaming statistics) on stdout at the "
                 "end instead of streaming the text");

@@ -1,0 +1,97 @@
+// `les run --lookup [N] / --draft MODEL / --draft-max D` end to end on the
+// trained fixture: the greedy text equals the plain run's (resident and
+// streamed), --stats prints the speculative totals, --json carries them; bad
+// values exit 2 naming the flag before any file is opened, a missing --draft
+// file exits 1 naming it, a draft model with another vocabulary exits 2
+// naming the difference.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "support/cli_tool.h"
+#include "support/fixtures.h"
+
+using les::test::RunResult;
+using les::test::run_les;
+using les::test::sh_quote;
+
+namespace {
+// A passage quoted back: prompt lookup has something to copy.
+const char* kPrompt =
+    "It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of "
+    "a wife. Repeat: It is a truth universally acknowledged,";
+}  // namespace
+
+TEST_CASE("les run --lookup / --draft: bad values exit 2 naming the flag", "[cli]") {
+  struct Case {
+    const char* args;
+    const char* mentions;
+  };
+  for (const Case& c : {Case{"--lookup 0", "--lookup"}, Case{"--lookup 17", "--lookup"}, Case{"--lookup -3", "--lookup"},
+                        Case{"--lookup abc", "--lookup"}, Case{"--lookup 3x", "--lookup"},
+                        Case{"--lookup 99999999999999999999", "--lookup"}, Case{"--lookup 2 --draft x.gguf", "--draft"},
+                        Case{"--lookup --draft-max 0", "--draft-max"}, Case{"--lookup --draft-max -1", "--draft-max"},
+                        Case{"--lookup --draft-max 65", "--draft-max"},
+                        Case{"--lookup --draft-max 2147483647", "--draft-max"},
+                        Case{"--lookup --draft-max 1e9", "--draft-max"},
+                        Case{"--draft x.gguf --draft-max 100000", "--draft-max"}}) {
+    INFO(c.args);
+    auto r = run_les(std::string("run -m /nonexistent.gguf ") + c.args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(c.mentions) != std::string::npos);
+  }
+}
+
+TEST_CASE("les run --draft: a missing file exits 1, another vocabulary exits 2, naming them", "[cli]") {
+  LES_REQUIRE_FIXTURE(model, "trained/tiny-qwen3moe-F16.gguf");
+  LES_REQUIRE_FIXTURE(other, "synthetic/qwen3moe-Q4_K_M.gguf");
+  const std::string base = "run -m " + sh_quote(model) + " -n 4 --temp 0 ";
+  auto missing = run_les(base + "--draft /nonexistent/draft.gguf");
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.err.find("--draft") != std::string::npos);
+  CHECK(missing.err.find("/nonexistent/draft.gguf") != std::string::npos);
+  CHECK(missing.out.empty());
+  auto vocab = run_les(base + "--draft " + sh_quote(other));
+  CHECK(vocab.exit_code == 2);
+  CHECK(vocab.err.find("--draft") != std::string::npos);
+  CHECK(vocab.err.find("vocabulary") != std::string::npos);
+  CHECK(vocab.out.empty());
+}
+
+TEST_CASE("les run --lookup / --draft: greedy text equals plain, with statistics", "[cli]") {
+  LES_REQUIRE_FIXTURE(model, "trained/tiny-qwen3moe-F16.gguf");
+  LES_REQUIRE_FIXTURE(draft, "trained/tiny-qwen3moe-Q4_K_M.gguf");
+  const std::string base = "run -m " + sh_quote(model) + " -p " + sh_quote(kPrompt) + " -n 48 --temp 0 --ignore-eos -t 2";
+  const RunResult plain = run_les(base);
+  REQUIRE(plain.exit_code == 0);
+  REQUIRE(plain.out.size() > 40);
+  for (const std::string& extra : std::vector<std::string>{
+           " --lookup --stats", " --lookup 2 --draft-max 4 --stats", " --draft " + sh_quote(draft) + " --stats",
+        " --lookup --budget-mb 2 --stats", " --draft " + sh_quote(draft) + " --draft-max 3 --budget-mb 2 --stats"}) {
+    INFO(extra);
+    const RunResult r = run_les(base + extra);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == plain.out);
+    CHECK(r.err.find("speculative decoding: ") != std::string::npos);
+    CHECK(r.err.find("les run: speculative: target passes ") != std::string::npos);
+    CHECK(r.err.find("tokens per target pass") != std::string::npos);
+    CHECK(r.err.find("bytes per token") != std::string::npos);
+    CHECK(r.err.find("decode ") != std::string::npos);
+  }
+  // --json: the same text and the totals as numbers.
+  const RunResult j = run_les(base + " --lookup --json");
+  REQUIRE(j.exit_code == 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  CHECK(doc["text"] == plain.out);
+  const auto& s = doc["speculative"];
+  REQUIRE(s.is_object());
+  CHECK(s["target_passes"].get<int>() > 0);
+  CHECK(s["pass_tokens"].get<int>() == doc["decode_tokens"].get<int>());
+  CHECK(s["accepted"].get<int>() <= s["verified"].get<int>());
+  CHECK(s["verified"].get<int>() <= s["drafted"].get<int>());
+  const RunResult pj = run_les(base + " --json");
+  REQUIRE(pj.exit_code == 0);
+  CHECK(nlohmann::json::parse(pj.out)["speculative"].is_null());
+}
