@@ -16,6 +16,12 @@ using les_jni::to_bytes;
 
 namespace {
 
+// GenerateParams.ints(): n_predict, ignore_eos, top_k, penalty_last_n,
+// lookup_ngram, draft_max, draft_min.
+constexpr jsize kInts = 7;
+// Native.generateStats' array (Native.java lists the fields).
+constexpr jsize kStats = 18;
+
 // What les_generate's callback needs; lives on the generate() call's stack.
 // The callback runs on the thread that called les_generate (the JNI thread).
 struct Listener {
@@ -43,35 +49,37 @@ extern "C" {
 
 JNIEXPORT void JNICALL Java_org_les_Native_generateDefaults(JNIEnv* env, jclass, jintArray ints, jfloatArray floats,
                                                             jlongArray seed) {
-  if (ints == nullptr || floats == nullptr || seed == nullptr || env->GetArrayLength(ints) < 4 ||
+  if (ints == nullptr || floats == nullptr || seed == nullptr || env->GetArrayLength(ints) < kInts ||
       env->GetArrayLength(floats) < 6 || env->GetArrayLength(seed) < 1) {
-    throw_les(env, LES_ERR_INVALID_ARGUMENT, "generateDefaults: arrays of 4 ints, 6 floats and 1 long expected");
+    throw_les(env, LES_ERR_INVALID_ARGUMENT, "generateDefaults: arrays of 7 ints, 6 floats and 1 long expected");
     return;
   }
   const les_generate_params p = les_generate_default_params();
-  const jint iv[4] = {p.n_predict, p.ignore_eos ? 1 : 0, p.sampler.top_k, p.sampler.penalty_last_n};
+  const jint iv[kInts] = {p.n_predict, p.ignore_eos ? 1 : 0, p.sampler.top_k, p.sampler.penalty_last_n,
+                          p.lookup_ngram, p.draft_max, p.draft_min};
   const jfloat fv[6] = {p.sampler.temperature,      p.sampler.top_p,
                         p.sampler.min_p,            p.sampler.repeat_penalty,
                         p.sampler.presence_penalty, p.sampler.frequency_penalty};
   const jlong sv = static_cast<jlong>(p.sampler.seed);
-  env->SetIntArrayRegion(ints, 0, 4, iv);
+  env->SetIntArrayRegion(ints, 0, kInts, iv);
   env->SetFloatArrayRegion(floats, 0, 6, fv);
   env->SetLongArrayRegion(seed, 0, 1, &sv);
 }
 
 JNIEXPORT void JNICALL Java_org_les_Native_generate(JNIEnv* env, jclass, jlong h, jbyteArray prompt, jintArray ints,
                                                     jfloatArray floats, jlong seed, jobjectArray stop,
-                                                    jobject listener) {
+                                                    jlong draft_model, jobject listener) {
   guarded(env, 0, [&] {
     auto text = from_bytes(env, prompt, "prompt");
     if (!text) return 0;
-    if (ints == nullptr || floats == nullptr || env->GetArrayLength(ints) < 4 || env->GetArrayLength(floats) < 6) {
-      throw_les(env, LES_ERR_INVALID_ARGUMENT, "generate: arrays of 4 ints and 6 floats expected");
+    if (ints == nullptr || floats == nullptr || env->GetArrayLength(ints) < kInts ||
+        env->GetArrayLength(floats) < 6) {
+      throw_les(env, LES_ERR_INVALID_ARGUMENT, "generate: arrays of 7 ints and 6 floats expected");
       return 0;
     }
-    jint iv[4];
+    jint iv[kInts];
     jfloat fv[6];
-    env->GetIntArrayRegion(ints, 0, 4, iv);
+    env->GetIntArrayRegion(ints, 0, kInts, iv);
     env->GetFloatArrayRegion(floats, 0, 6, fv);
     les_generate_params p = les_generate_default_params();
     p.n_predict = iv[0];
@@ -85,6 +93,10 @@ JNIEXPORT void JNICALL Java_org_les_Native_generate(JNIEnv* env, jclass, jlong h
     p.sampler.presence_penalty = fv[4];
     p.sampler.frequency_penalty = fv[5];
     p.sampler.seed = static_cast<uint64_t>(seed);
+    p.lookup_ngram = iv[4];
+    p.draft_max = iv[5];
+    p.draft_min = iv[6];
+    p.draft_model = draft_model != 0 ? les_jni::as_model(draft_model) : nullptr;
 
     std::vector<std::string> stops;
     std::vector<const char*> stop_ptrs;
@@ -122,16 +134,26 @@ JNIEXPORT jdoubleArray JNICALL Java_org_les_Native_generateStats(JNIEnv* env, jc
     throw_last_error(env, st);
     return nullptr;
   }
-  const jdouble v[8] = {static_cast<jdouble>(s.n_prompt_tokens),
+  const jdouble v[kStats] = {static_cast<jdouble>(s.n_prompt_tokens),
                         static_cast<jdouble>(s.n_generated),
                         s.prefill_seconds,
                         s.decode_seconds,
                         s.prefill_tokens_per_second,
                         s.decode_tokens_per_second,
                         static_cast<jdouble>(s.n_decoded),
-                        static_cast<jdouble>(s.stop_reason)};
-  jdoubleArray out = env->NewDoubleArray(8);
-  if (out != nullptr) env->SetDoubleArrayRegion(out, 0, 8, v);
+                        static_cast<jdouble>(s.stop_reason),
+                        static_cast<jdouble>(s.n_target_passes),
+                        static_cast<jdouble>(s.n_verify_passes),
+                        static_cast<jdouble>(s.n_drafted),
+                        static_cast<jdouble>(s.n_draft_verified),
+                        static_cast<jdouble>(s.n_draft_accepted),
+                        static_cast<jdouble>(s.n_pass_tokens),
+                        static_cast<jdouble>(s.union_experts),
+                        static_cast<jdouble>(s.union_bytes),  // exact below 2^53 bytes
+                        static_cast<jdouble>(s.expert_bytes_read),
+                        s.draft_seconds};
+  jdoubleArray out = env->NewDoubleArray(kStats);
+  if (out != nullptr) env->SetDoubleArrayRegion(out, 0, kStats, v);
   return out;
 }
 

@@ -133,6 +133,18 @@ public struct GenerateParams: Sendable {
   public var seed: UInt64
   /// Generation stops once the text ends with one of these.
   public var stop: [String] = []
+  /// Speculative decoding with prompt lookup: n-grams of up to this many tokens
+  /// (1...16) drafted from the text so far; 0 = off. Lossless (greedy output equals
+  /// plain greedy decoding). At most one drafter: not with `draftModel`.
+  public var lookupNgram: Int32
+  /// Speculative decoding with a draft model of the same vocabulary, run resident
+  /// on its own context (the Context keeps its weights while it uses it); nil = none.
+  public var draftModel: Model?
+  /// Most drafted tokens per verify pass, 1...64.
+  public var draftMax: Int32
+  /// Fewest drafts verified when offered, 0...draftMax; 0 lets the byte-aware
+  /// length switch speculation off when it does not pay.
+  public var draftMin: Int32
 
   public init() {
     let d = les_generate_default_params()
@@ -144,6 +156,10 @@ public struct GenerateParams: Sendable {
     minP = d.sampler.min_p
     repeatPenalty = d.sampler.repeat_penalty
     seed = d.sampler.seed
+    lookupNgram = d.lookup_ngram
+    draftModel = nil
+    draftMax = d.draft_max
+    draftMin = d.draft_min
   }
 
   /// Greedy decoding of at most `maxTokens` tokens.
@@ -225,6 +241,16 @@ public final class Context: @unchecked Sendable {
   /// Keeps the first `keep` positions of the KV cache.
   public func trim(to keep: Int32) throws { try exclusive { try check(les_context_trim(handle, keep), context: handle) } }
 
+  /// Statistics of the last generation on this context (les_context_generate_stats).
+  public func lastStats() throws -> GenerateStats {
+    try exclusive {
+      var s = les_generate_stats()
+      s.struct_size = UInt32(MemoryLayout<les_generate_stats>.size)
+      try check(les_context_generate_stats(handle, &s), context: handle)
+      return GenerateStats(s)
+    }
+  }
+
   /// Asks a running generation to stop after the current token. Thread-safe.
   public func cancel() { les_context_cancel(handle) }
 
@@ -262,6 +288,10 @@ public final class Context: @unchecked Sendable {
     p.sampler.min_p = params.minP
     p.sampler.repeat_penalty = params.repeatPenalty
     p.sampler.seed = params.seed
+    p.lookup_ngram = params.lookupNgram
+    p.draft_max = params.draftMax
+    p.draft_min = params.draftMin
+    p.draft_model = params.draftModel.map { OpaquePointer($0.handle) }
     // Stop strings as C strings that live for the call.
     let cStops: [UnsafeMutablePointer<CChar>?] = params.stop.map { strdup($0) }
     defer { cStops.forEach { free($0) } }
@@ -275,12 +305,60 @@ public final class Context: @unchecked Sendable {
     let status: les_status = stopPointers.withUnsafeBufferPointer { stops in
       p.stop = stops.isEmpty ? nil : stops.baseAddress
       p.n_stop = Int32(stops.count)
-      return les_generate(handle, prompt, &p, callback, userData)
+      // The draft model (if any) stays alive for the call.
+      return withExtendedLifetime(params.draftModel) { les_generate(handle, prompt, &p, callback, userData) }
     }
     // The consumer went away: the stream is over, nothing to report.
     if sink.consumerGone { return }
     try check(status, context: handle)
   }
+}
+
+/// Statistics of one generation (les_generate_stats). The speculative fields are 0
+/// without a drafter; a target pass is a verify pass or a plain one-token pass.
+public struct GenerateStats: Sendable {
+  public let promptTokens: Int32
+  public let generated: Int32
+  public let prefillSeconds: Double
+  public let decodeSeconds: Double
+  /// Tokens emitted per second of the whole decode phase (drafting and verifying included).
+  public let decodeTokensPerSecond: Double
+  public let decoded: Int32
+  public let targetPasses: Int32
+  public let verifyPasses: Int32
+  public let drafted: Int32
+  public let draftVerified: Int32
+  public let draftAccepted: Int32
+  /// Tokens the target passes produced (accepted drafts plus one per pass).
+  public let passTokens: Int32
+  /// Sums over target passes of their expert union (distinct (layer, expert) pairs) and its bytes.
+  public let unionExperts: Int64
+  public let unionBytes: UInt64
+  /// Expert bytes read from the file during target passes (0 when resident).
+  public let expertBytesRead: UInt64
+  public let draftSeconds: Double
+
+  init(_ s: les_generate_stats) {
+    promptTokens = s.n_prompt_tokens
+    generated = s.n_generated
+    prefillSeconds = s.prefill_seconds
+    decodeSeconds = s.decode_seconds
+    decodeTokensPerSecond = s.decode_tokens_per_second
+    decoded = s.n_decoded
+    targetPasses = s.n_target_passes
+    verifyPasses = s.n_verify_passes
+    drafted = s.n_drafted
+    draftVerified = s.n_draft_verified
+    draftAccepted = s.n_draft_accepted
+    passTokens = s.n_pass_tokens
+    unionExperts = s.union_experts
+    unionBytes = s.union_bytes
+    expertBytesRead = s.expert_bytes_read
+    draftSeconds = s.draft_seconds
+  }
+
+  /// Accepted drafts per verified draft (0 when none was verified).
+  public var acceptanceRate: Double { draftVerified > 0 ? Double(draftAccepted) / Double(draftVerified) : 0 }
 }
 
 /// Holds the stream's continuation for the C callback (passed as user_data).

@@ -30,9 +30,25 @@ public final class GenerateParams {
   public long seed;
   /** Stop strings (generation stops once the text ends with one); null or empty = none. */
   public String[] stop;
+  /**
+   * Speculative decoding with prompt lookup: n-grams of up to this many tokens (1..16) are matched
+   * against the text so far and what followed them is drafted; 0 (default) = off. Lossless: greedy
+   * output equals plain greedy decoding. At most one drafter (not with draftModel).
+   */
+  public int lookupNgram;
+  /**
+   * Speculative decoding with a draft model (same vocabulary as the context's model, run resident
+   * on its own context); null (default) = none. The context keeps the draft model's weights while
+   * it uses it, so closing the LesModel afterwards is safe.
+   */
+  public LesModel draftModel;
+  /** Most drafted tokens per verify pass, 1..64; default 8. */
+  public int draftMax;
+  /** Fewest drafts verified when offered, 0..draftMax; default 0 (the byte-aware length decides). */
+  public int draftMin;
 
   public GenerateParams() {
-    int[] ints = new int[4];
+    int[] ints = new int[7];
     float[] floats = new float[6];
     long[] seeds = new long[1];
     Native.generateDefaults(ints, floats, seeds);
@@ -40,6 +56,9 @@ public final class GenerateParams {
     ignoreEos = ints[1] != 0;
     topK = ints[2];
     penaltyLastN = ints[3];
+    lookupNgram = ints[4];
+    draftMax = ints[5];
+    draftMin = ints[6];
     temperature = floats[0];
     topP = floats[1];
     minP = floats[2];
@@ -58,7 +77,7 @@ public final class GenerateParams {
   }
 
   int[] ints() {
-    return new int[] {nPredict, ignoreEos ? 1 : 0, topK, penaltyLastN};
+    return new int[] {nPredict, ignoreEos ? 1 : 0, topK, penaltyLastN, lookupNgram, draftMax, draftMin};
   }
 
   float[] floats() {

@@ -16,6 +16,25 @@ public final class GenerateStats {
   public final int nDecoded;
   /** Why generation ended: "eos", "stop_string", "n_predict", "context_full" or "cancelled". */
   public final String stopReason;
+  /**
+   * Speculative decoding (all 0 without a drafter): forward passes of the target in the decode
+   * phase (verify passes plus plain one-token passes), and those that checked at least one draft.
+   */
+  public final int nTargetPasses;
+  public final int nVerifyPasses;
+  /** Tokens drafted, drafts checked by verify passes, drafts accepted. */
+  public final int nDrafted;
+  public final int nDraftVerified;
+  public final int nDraftAccepted;
+  /** Tokens the target passes produced (accepted drafts plus one of the target's own per pass). */
+  public final int nPassTokens;
+  /** Sum over target passes of their expert union (distinct (layer, expert) pairs) and its bytes. */
+  public final long unionExperts;
+  public final long unionBytes;
+  /** Expert bytes read from the file during target passes (0 when experts are resident). */
+  public final long expertBytesRead;
+  /** Wall-clock seconds spent drafting (inside decodeSeconds). */
+  public final double draftSeconds;
 
   GenerateStats(double[] v, String stopReason) {
     nPromptTokens = (int) v[0];
@@ -26,6 +45,26 @@ public final class GenerateStats {
     decodeTokensPerSecond = v[5];
     nDecoded = (int) v[6];
     this.stopReason = stopReason;
+    nTargetPasses = (int) v[8];
+    nVerifyPasses = (int) v[9];
+    nDrafted = (int) v[10];
+    nDraftVerified = (int) v[11];
+    nDraftAccepted = (int) v[12];
+    nPassTokens = (int) v[13];
+    unionExperts = (long) v[14];
+    unionBytes = (long) v[15];
+    expertBytesRead = (long) v[16];
+    draftSeconds = v[17];
+  }
+
+  /** Accepted drafts per verified draft (0 when none was verified). */
+  public double acceptanceRate() {
+    return nDraftVerified > 0 ? (double) nDraftAccepted / nDraftVerified : 0.0;
+  }
+
+  /** Tokens per target pass (0 without speculative decoding). */
+  public double tokensPerTargetPass() {
+    return nTargetPasses > 0 ? (double) nPassTokens / nTargetPasses : 0.0;
   }
 
   @Override

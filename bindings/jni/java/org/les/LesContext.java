@@ -121,7 +121,13 @@ public final class LesContext implements AutoCloseable {
     }
     long h = handle.acquire();
     try {
-      Native.generate(h, p, params.ints(), params.floats(), params.seed, stop, listener);
+      LesModel draft = params.draftModel;
+      long dh = draft != null ? draft.handle.acquire() : 0;
+      try {
+        Native.generate(h, p, params.ints(), params.floats(), params.seed, stop, dh, listener);
+      } finally {
+        if (draft != null) draft.handle.release();
+      }
       return stats(h);
     } finally {
       handle.release();

@@ -42,9 +42,14 @@ final class Native {
 
   // Generation (les_generate*). ints/floats: see GenerateParams.ints()/floats().
   static native void generateDefaults(int[] ints, float[] floats, long[] seed);
+  /** draftModel: a model handle for les_generate_params.draft_model, 0 = none. */
   static native void generate(long ctx, byte[] prompt, int[] ints, float[] floats, long seed,
-      byte[][] stop, TokenListener listener);
-  /** {n_prompt_tokens, n_generated, prefill_s, decode_s, prefill tok/s, decode tok/s, n_decoded, stop_reason}. */
+      byte[][] stop, long draftModel, TokenListener listener);
+  /**
+   * {n_prompt_tokens, n_generated, prefill_s, decode_s, prefill tok/s, decode tok/s, n_decoded,
+   * stop_reason, n_target_passes, n_verify_passes, n_drafted, n_draft_verified, n_draft_accepted,
+   * n_pass_tokens, union_experts, union_bytes, expert_bytes_read, draft_seconds}.
+   */
   static native double[] generateStats(long ctx);
   static native byte[] stopReasonName(int reason);
 

@@ -113,6 +113,51 @@ public final class JniTest {
       checkEq(greedyText, model.detokenize(greedyIds), "detokenize of the greedy ids");
     });
 
+    test("speculative generate (prompt lookup, draft model) streams the same greedy text", () -> {
+      try (LesContext ctx = new LesContext(model)) {
+        GenerateParams d = new GenerateParams();
+        checkEq(0, d.lookupNgram, "default lookupNgram");
+        checkEq(8, d.draftMax, "default draftMax");
+        checkEq(0, d.draftMin, "default draftMin");
+        check(d.draftModel == null, "default draftModel");
+        GenerateParams p = GenerateParams.greedy(greedyIds.length);
+        p.ignoreEos = true;
+        p.lookupNgram = 3;
+        p.draftMin = 1;
+        StringBuilder text = new StringBuilder();
+        GenerateStats stats = ctx.generate(prompt, p, (token, piece) -> {
+          text.append(piece);
+          return true;
+        });
+        checkEq(greedyText, text.toString(), "lookup: generated text");
+        check(stats.nTargetPasses > 0, "lookup: target passes: " + stats.nTargetPasses);
+        checkEq(stats.nDecoded, stats.nPassTokens, "lookup: every decoded token came from a target pass");
+        check(stats.unionBytes > 0, "lookup: union bytes");
+      }
+      try (LesContext ctx = new LesContext(model)) {
+        // The model drafting for itself: the same vocabulary, every draft accepted.
+        GenerateParams p = GenerateParams.greedy(greedyIds.length);
+        p.ignoreEos = true;
+        p.draftModel = model;
+        p.draftMax = 3;
+        p.draftMin = 3;
+        StringBuilder text = new StringBuilder();
+        GenerateStats stats = ctx.generate(prompt, p, (token, piece) -> {
+          text.append(piece);
+          return true;
+        });
+        checkEq(greedyText, text.toString(), "draft model: generated text");
+        check(stats.nVerifyPasses > 0, "draft model: verify passes");
+        checkEq(stats.nDraftVerified, stats.nDraftAccepted, "draft model = target: every draft accepted");
+        check(stats.tokensPerTargetPass() > 1.0, "draft model: tokens per target pass " + stats.tokensPerTargetPass());
+        GenerateParams bad = GenerateParams.greedy(4);
+        bad.lookupNgram = 2;
+        bad.draftMax = 0;
+        LesException e = expectLes(LesException.INVALID_ARGUMENT, () -> ctx.generate(prompt, bad, null));
+        check(e.getMessage().contains("draft_max"), "message names draft_max: " + e.getMessage());
+      }
+    });
+
     test("greedy generate streams llama.cpp's text and ids", () -> {
       try (LesContext ctx = new LesContext(model)) {
         StringBuilder text = new StringBuilder();
