@@ -177,3 +177,18 @@ TEST_CASE("les run --budget-mb: every fixture model prints the resident run's gr
     }
   }
 }
+
+TEST_CASE("les run: a prompt longer than the context is an error naming the sizes", "[cli]") {
+  LES_REQUIRE_FIXTURE(q4, "trained/tiny-qwen3moe-Q4_K_M.gguf");
+  std::string prompt;
+  for (int i = 0; i < 40; ++i) prompt += "the quick brown fox jumps ";
+  const RunResult r = run_les("run -m " + sh_quote(q4) + " -c 32 -n 4 -p " + sh_quote(prompt));
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.empty());
+  CHECK_THAT(r.err, Catch::Contains("CONTEXT_FULL") || Catch::Contains("context full") ||
+                        Catch::Contains("the prompt has"));
+  // A prompt that fits and then fills the context ends as context_full, exit 0.
+  const RunResult full = run_les("run -m " + sh_quote(q4) + " -c 32 -n 100 --ignore-eos -p hello");
+  CHECK(full.exit_code == 0);
+  CHECK_THAT(full.err, Catch::Contains("(stop: context_full)"));
+}

@@ -165,13 +165,16 @@ int run(RunOptions o) {
   const les_status st = les_generate(ctx.p, o.prompt.c_str(), &gp, print_piece, &out);
   std::fputc('\n', stderr);
   // A full context ends generation like n_predict does, and so does an
-  // interrupt: what fit (what was generated) was printed.
+  // interrupt: what fit (what was generated) was printed. A prompt that does
+  // not fit at all is an error (nothing was decoded; the message names the sizes).
   if (st != LES_OK && st != LES_ERR_CONTEXT_FULL && st != LES_ERR_CANCELLED)
     return fail_c(kTool, "generation", st, les_context_last_error(ctx.p));
   les_generate_stats stats{};
   stats.struct_size = sizeof stats;
   if (les_status s = les_context_generate_stats(ctx.p, &stats); s != LES_OK)
     return fail_c(kTool, "statistics", s, les_last_error());
+  if (st == LES_ERR_CONTEXT_FULL && stats.stop_reason != LES_STOP_CONTEXT_FULL)
+    return fail_c(kTool, "generation", st, les_context_last_error(ctx.p));
   const double rss = peak_rss_mib();
   print_generate_summary(kTool, stats, rss);
   if (o.stats && o.speculative.enabled()) print_speculative_stats(kTool, stats);
