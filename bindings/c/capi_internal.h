@@ -109,6 +109,14 @@ Status copy_versioned_out(const T& full, T* out, size_t first_version_size, cons
   return Status();
 }
 
+// An enum field read as a raw integer: a caller's out-of-range value must never
+// be loaded as the enum type.
+inline int32_t raw_enum(const void* field) {
+  int32_t v = 0;
+  std::memcpy(&v, field, sizeof v);
+  return v;
+}
+
 }  // namespace les::capi
 
 struct les_model {

@@ -10,20 +10,13 @@
 
 using les::capi::fail;
 using les::capi::guarded;
+using les::capi::raw_enum;
 
 namespace {
 
 // The first les_context_params ended before the streaming fields (0.2 moved
 // them here from les_model_params); a caller of that size runs resident.
 constexpr size_t kContextParamsV1 = offsetof(les_context_params, expert_budget_bytes);
-
-// An enum field read as a raw integer: a caller's out-of-range value must never
-// be loaded as the enum type.
-int32_t raw_enum(const void* field) {
-  int32_t v = 0;
-  std::memcpy(&v, field, sizeof v);
-  return v;
-}
 
 // les_context_params' streaming fields as the scheduler's parameters.
 // Errors: invalid_argument naming a field whose value is not one of its enum's

@@ -12,6 +12,7 @@
 
 using les::capi::fail;
 using les::capi::guarded;
+using les::capi::raw_enum;
 
 namespace {
 
@@ -52,7 +53,8 @@ const les::Hparams* hp(const les_model* m) { return m && m->state ? &m->state->m
 
 // 0.2 removed the streaming fields: the struct is its first version again
 // (0.1's first version ended where they began).
-constexpr size_t kModelParamsV1 = sizeof(les_model_params);
+// 0.2.0's les_model_params ended at log_level (0.2.1 appended weights, lock_weights).
+constexpr size_t kModelParamsV1 = offsetof(les_model_params, weights);
 
 }  // namespace
 
@@ -66,6 +68,8 @@ les_model_params les_model_default_params(void) {
   p.log_callback = nullptr;
   p.log_user_data = nullptr;
   p.log_level = LES_LOG_WARN;
+  p.weights = LES_WEIGHTS_AUTO;
+  p.lock_weights = false;
   return p;
 }
 
@@ -84,6 +88,15 @@ les_status les_model_load(const char* path, const les_model_params* params, les_
     state->logger = les::capi::make_logger(p.log_callback, p.log_user_data, p.log_level);
     les::ModelParams mp;
     mp.n_threads = p.n_threads;
+    switch (const int32_t w = raw_enum(&p.weights)) {
+      case LES_WEIGHTS_AUTO: mp.weights = les::WeightMemory::automatic; break;
+      case LES_WEIGHTS_MMAP: mp.weights = les::WeightMemory::mmap; break;
+      case LES_WEIGHTS_READ: mp.weights = les::WeightMemory::read; break;
+      default:
+        return fail(les::invalid_argument_error("les_model_params.weights " + std::to_string(w) +
+                                                " is not a les_weight_memory"));
+    }
+    mp.lock_weights = p.lock_weights;
     auto model = les::Model::load(path, mp);
     if (!model.ok()) {
       state->logger->error("cannot load '{}': {}", path, model.status().message());
@@ -96,7 +109,7 @@ les_status les_model_load(const char* path, const les_model_params* params, les_
                                          "' has no tokenizer (no tokenizer.ggml.model key); les.h needs one"));
     }
     state->tokenizer = &state->model->tokenizer();
-    for (const std::string& w : state->tokenizer->vocab().warnings()) state->logger->warn("{}", w);
+    for (const std::string& w : state->model->warnings()) state->logger->warn("{}", w);
     state->logger->info("loaded '{}': {}", path, state->model->description());
     auto* handle = new les_model{std::move(state)};
     *out_model = handle;

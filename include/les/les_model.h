@@ -15,6 +15,25 @@
 extern "C" {
 #endif
 
+/* Where a model's weights live once loaded. */
+typedef enum les_weight_memory {
+  /* Default. A model with routed experts reads its dense weights (everything but the routed
+     experts) into LES's own memory (pread) and leaves the experts in a read-only mapping of the
+     file: streaming contexts never touch the mapping, so a model file truncated or replaced
+     under them makes the next expert read fail with LES_ERR_IO, never a signal, and the OS
+     cannot drop the always-used weights under memory pressure. Resident contexts use the mapped
+     experts (caveat of LES_WEIGHTS_MMAP). A model without routed experts maps everything. */
+  LES_WEIGHTS_AUTO = 0,
+  /* Every weight through a read-only mapping: the least memory and load time for resident runs
+     (pages load on first use, shared with the page cache). Caveat: if the file is truncated or
+     replaced while the model is loaded, the next touch of a lost page raises SIGBUS, which
+     kills the process. */
+  LES_WEIGHTS_MMAP = 1,
+  /* Every weight, experts included, read into LES's own memory: a changed file can never raise
+     a signal; needs memory for the whole model. */
+  LES_WEIGHTS_READ = 2
+} les_weight_memory;
+
 typedef struct les_model_params {
   uint32_t struct_size;        /* sizeof(les_model_params) as compiled by the caller; set by les_model_default_params() */
   int32_t n_threads;           /* compute threads; 0 = number of cores; at most les_max_threads(),
@@ -24,9 +43,24 @@ typedef struct les_model_params {
   les_log_level log_level;     /* minimum level delivered; default LES_LOG_WARN */
   /* 0.2 moved the expert-streaming settings (expert_budget_bytes, prefetch_candidates, io_backend,
      eviction) to les_context_params: each context has its own expert cache. */
+  /* --- appended in 0.2.1: where the weights live. A caller whose struct_size ends above (0.2.0)
+     gets the defaults. --- */
+  les_weight_memory weights;   /* default LES_WEIGHTS_AUTO; see les_weight_memory. Memory: AUTO
+                                  holds the dense weights' bytes, READ the whole file's tensor
+                                  bytes, in LES's memory for the model's lifetime (read once at
+                                  load, 64-byte aligned, then read-only and shared by every context
+                                  of the model on any thread). Errors of les_model_load(): a value
+                                  not in les_weight_memory is LES_ERR_INVALID_ARGUMENT naming the
+                                  field; a file that changes while its weights are read is
+                                  LES_ERR_IO naming the file and a tensor; no memory for the read
+                                  weights is LES_ERR_OUT_OF_MEMORY */
+  bool lock_weights;           /* mlock the weights read into LES's memory (nothing with
+                                  LES_WEIGHTS_MMAP) so the OS never pages them out; when the lock
+                                  fails (RLIMIT_MEMLOCK, permissions) the model still loads and the
+                                  log gets a warning naming the limit; default false */
 } les_model_params;
 
-/* Defaults: struct_size set, n_threads 0, no callback, WARN. Thread-safe. */
+/* Defaults: struct_size set, n_threads 0, no callback, WARN, LES_WEIGHTS_AUTO, no lock. Thread-safe. */
 LES_API les_model_params les_model_default_params(void);
 
 /* Loads a GGUF model. `params` may be NULL (defaults). On success *out_model

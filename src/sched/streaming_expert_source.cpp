@@ -205,7 +205,8 @@ Status StreamingExpertSource::submit_expert(int32_t layer, int32_t expert, int32
   Status st = backend_->submit(reqs_);
   if (!st.ok()) {
     cache_->fill_done(slot, false);
-    return st.with_context("reading expert " + std::to_string(expert) + " of layer " + std::to_string(layer));
+    return st.with_context("reading expert " + std::to_string(expert) + " of layer " + std::to_string(layer) +
+                           " from '" + model_.file().path() + "'");
   }
   parts_left_[static_cast<size_t>(slot)] = static_cast<int32_t>(reqs_.size());
   slot_error_[static_cast<size_t>(slot)] = Status();
@@ -230,7 +231,8 @@ void StreamingExpertSource::on_complete(const io::ReadCompletion& c) {
     for (Want& w : cur_)
       if (w.slot == slot) {
         if (w.demand_reads >= 2)
-          w.error = err.with_context("expert " + std::to_string(w.expert) + " of layer " + std::to_string(cur_layer_));
+          w.error = err.with_context("expert " + std::to_string(w.expert) + " of layer " + std::to_string(cur_layer_) +
+                                     " in '" + model_.file().path() + "'");
         w.handle.release();
         w.slot = -1;  // without an error: queued again (retry as a demand read)
       }

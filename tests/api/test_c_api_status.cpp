@@ -14,6 +14,7 @@
 #include "les/les.h"
 #include "support/c_api_loaded.h"
 #include "support/fixtures.h"
+#include "support/greedy_params.h"
 
 namespace {
 
@@ -29,14 +30,6 @@ bool count(les_token, const char*, size_t, void* ud) {
   auto* c = static_cast<Count*>(ud);
   ++c->n;
   return c->stop_after < 0 || c->n < c->stop_after;
-}
-
-les_generate_params greedy(int32_t n_predict) {
-  les_generate_params gp = les_generate_default_params();
-  gp.n_predict = n_predict;
-  gp.ignore_eos = true;
-  gp.sampler.temperature = 0.0f;
-  return gp;
 }
 
 les_stop_reason last_stop(les_context* c) {
@@ -62,7 +55,7 @@ TEST_CASE("C API status: a prompt that does not fit is LES_ERR_CONTEXT_FULL, as 
   REQUIRE(les_tokenize(l.model, kPrompt, std::strlen(kPrompt), true, false, ids, 64, &n) == LES_OK);
   REQUIRE(n > 8);
   CHECK(les_context_decode(l.ctx, ids, n) == LES_ERR_CONTEXT_FULL);
-  const les_generate_params gp = greedy(4);
+  const les_generate_params gp = les::test::greedy_params(4);
   Count c;
   CHECK(les_generate(l.ctx, kPrompt, &gp, count, &c) == LES_ERR_CONTEXT_FULL);
   INFO(les_context_last_error(l.ctx));
@@ -80,7 +73,7 @@ TEST_CASE("C API status: the context's last error follows streaming calls that f
   LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
   Loaded l;
   REQUIRE(load(path, l));
-  les_generate_params gp = greedy(2);
+  les_generate_params gp = les::test::greedy_params(2);
   gp.sampler.top_p = 2.0f;  // an older failure, recorded on the context
   REQUIRE(les_generate(l.ctx, "x", &gp, nullptr, nullptr) == LES_ERR_INVALID_ARGUMENT);
   REQUIRE(has(les_context_last_error(l.ctx), "top_p"));
@@ -112,7 +105,7 @@ TEST_CASE("C API status: a cancel issued before les_generate starts stops it, on
   LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
   Loaded l;
   REQUIRE(load(path, l));
-  const les_generate_params gp = greedy(4);
+  const les_generate_params gp = les::test::greedy_params(4);
   les_context_cancel(l.ctx);
   Count c;
   CHECK(les_generate(l.ctx, kPrompt, &gp, count, &c) == LES_ERR_CANCELLED);
@@ -160,7 +153,7 @@ TEST_CASE("C API status: a token callback returning false gives LES_ERR_CANCELLE
   LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
   Loaded l;
   REQUIRE(load(path, l));
-  const les_generate_params gp = greedy(8);
+  const les_generate_params gp = les::test::greedy_params(8);
   Count c;
   c.stop_after = 3;
   CHECK(les_generate(l.ctx, kPrompt, &gp, count, &c) == LES_ERR_CANCELLED);

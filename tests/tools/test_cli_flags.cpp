@@ -1,5 +1,5 @@
 // The everyday flags of the `les` tool: --version, an unknown subcommand,
-// prompts from files and stdin (-f), --json, --kv-type, and the warnings for a
+// prompts from files and stdin (-f), --json, --kv-type, --weights, and the warnings for a
 // context beyond the training length and threads beyond the cores.
 #include <catch2/catch.hpp>
 
@@ -97,6 +97,25 @@ TEST_CASE("les run --kv-type q8_0 runs; a bad type is a usage error", "[cli]") {
   const RunResult bad = run_les(base + " --kv-type q4_0");
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.err, Catch::Contains("--kv-type"));
+}
+
+TEST_CASE("les run --weights auto|mmap|read and --no-mmap give the same text; bad values are usage errors",
+          "[cli]") {
+  LES_REQUIRE_FIXTURE(model, "trained/tiny-qwen3moe-Q4_K_M.gguf");
+  const std::string base = "run -m " + sh_quote(model) + " --temp 0 -n 8 -p " + sh_quote(kPrompt);
+  const RunResult ref = run_les(base);
+  REQUIRE(ref.exit_code == 0);
+  for (const char* flags : {" --weights mmap", " --weights read", " --no-mmap", " --weights auto --mlock",
+                            " --no-mmap --budget-mb 64"}) {
+    INFO(flags);
+    const RunResult r = run_les(base + flags);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == ref.out);
+  }
+  const RunResult bad = run_les(base + " --weights mapped");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("--weights"));
+  CHECK(run_les(base + " --weights mmap --no-mmap").exit_code == 2);  // one or the other
 }
 
 TEST_CASE("les run warns about a context beyond the training length and threads beyond the cores", "[cli]") {

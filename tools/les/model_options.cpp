@@ -105,6 +105,15 @@ void add_model_options(CLI::App* cmd, ModelOptions& o) {
   cmd->add_option("--eviction", o.eviction, "Expert cache eviction: next_use, lfu_aged, lru")
       ->check(CLI::IsMember({"next_use", "lfu_aged", "lru"}))
       ->capture_default_str();
+  auto* weights = cmd->add_option("--weights", o.weights,
+                                  "Where weights live: auto (dense weights read into memory when the model has "
+                                  "routed experts, else mapped), mmap (all mapped: a file changed under the run "
+                                  "raises SIGBUS), read (all read into memory)")
+                      ->check(CLI::IsMember({"auto", "mmap", "read"}))
+                      ->capture_default_str();
+  cmd->add_flag_callback("--no-mmap", [&o] { o.weights = "read"; }, "Read every weight into memory (= --weights read)")
+      ->excludes(weights);
+  cmd->add_flag("--mlock", o.mlock, "Lock the weights read into memory in RAM (mlock; a failure is a warning)");
 }
 
 int validate_model_options(const char* tool, const ModelOptions& o) {
@@ -166,6 +175,8 @@ int open_model(const char* tool, ModelOptions& o, ModelHandle& model, ContextHan
   mp.n_threads = o.n_threads;
   mp.log_callback = log_to_stderr;
   mp.log_user_data = const_cast<char*>(tool);
+  mp.weights = o.weights == "mmap" ? LES_WEIGHTS_MMAP : o.weights == "read" ? LES_WEIGHTS_READ : LES_WEIGHTS_AUTO;
+  mp.lock_weights = o.mlock;
   if (les_status st = les_model_load(o.model.c_str(), &mp, &model.p); st != LES_OK)
     return fail_c(tool, "loading " + o.model, st, les_last_error());
   *streaming = o.budget_mb > 0 && les_model_n_expert(model.p) > 0;

@@ -29,9 +29,12 @@ struct ModelOptions {
   int32_t prefetch_c = -1;
   std::string io = "auto";
   std::string eviction = "next_use";
+  std::string weights = "auto";  // les_model_params.weights: auto, mmap, read (--no-mmap = read)
+  bool mlock = false;            // les_model_params.lock_weights
 };
 
-// Adds -m, -t, -c, --kv-type, --budget-mb, --mem-limit-mb, --prefetch-c, --io, --eviction.
+// Adds -m, -t, -c, --kv-type, --budget-mb, --mem-limit-mb, --prefetch-c, --io, --eviction,
+// --weights / --no-mmap, --mlock.
 void add_model_options(CLI::App* cmd, ModelOptions& o);
 
 // Usage errors: prints "les TOOL: ..." and returns 2; 0 when valid.

@@ -5,9 +5,12 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <unordered_set>
 
 #include "core/gguf/expert_layout.h"
 #include "core/gguf/gguf_reader.h"
+#include "core/gguf/tensor_arena.h"
 #include "core/model/arch/arch_loaders.h"
 #include "core/model/tensor_lookup.h"
 #include "core/model/thread_count.h"
@@ -35,9 +38,8 @@ void advise_not_resident(const uint8_t* data, size_t n) {
 }  // namespace
 
 Result<std::unique_ptr<Model>> Model::load(const std::string& path, const ModelParams& params) {
-  if (!params.use_mmap) return unsupported_error("ModelParams.use_mmap = false (weights are views into the mapping)");
   gguf::ReadOptions opts;
-  opts.use_mmap = true;
+  opts.use_mmap = params.weights != WeightMemory::read;  // read: metadata only, every tensor from the arena
   LES_ASSIGN_OR_RETURN(auto file, gguf::GgufFile::open(path, opts));
   auto r = from_gguf(std::move(file), params);
   if (!r.ok()) return r.status().with_context("loading '" + path + "'");
@@ -57,7 +59,25 @@ Result<std::unique_ptr<Model>> Model::from_gguf(std::unique_ptr<gguf::GgufFile> 
     if (!x.ok()) return x.status();
     if (x->contiguous()) layout = std::move(x).value();
   }
-  TensorLookup lookup(*m->file_, layout ? &*layout : nullptr);
+  // Which tensors are read into LES's memory (WeightMemory); a file parsed from
+  // a caller's buffer has no path and stays where it is.
+  const bool read_all = params.weights == WeightMemory::read;
+  const bool read_dense = params.weights == WeightMemory::automatic && m->hp_.n_expert > 0;
+  if (!m->file_->path().empty() && (read_all || read_dense)) {
+    std::unordered_set<std::string> packed;  // `les repack`'s per-layer expert blobs
+    for (int32_t l = 0; layout && l < m->hp_.n_layer_all; ++l) packed.insert(packed_experts_tensor_name(l));
+    auto routed = [&](const gguf::TensorInfo& t) {
+      return t.name.ends_with("_exps.weight") || packed.count(t.name) != 0;  // GGUF's ffn_{gate,up,down}_exps
+    };
+    LES_ASSIGN_OR_RETURN(gguf::TensorArena arena, gguf::TensorArena::read(*m->file_, [&](const gguf::TensorInfo& t) {
+                           return read_all || !routed(t);
+                         }));
+    m->arena_ = std::make_unique<gguf::TensorArena>(std::move(arena));
+    m->experts_mapped_ = !read_all;
+    if (params.lock_weights)
+      if (Status s = m->arena_->lock(); !s.ok()) m->warnings_.push_back(s.message());
+  }
+  TensorLookup lookup(*m->file_, layout ? &*layout : nullptr, m->arena_.get());
   LES_RETURN_IF_ERROR(models::load_architecture(lookup, m->hp_, &m->cfg_, &m->w_));
   std::vector<ResidentExpertSource::LayerExperts> le;
   for (const LayerWeights& l : m->w_.layers) le.push_back({l.gate_exps, l.up_exps, l.down_exps});
@@ -66,14 +86,19 @@ Result<std::unique_ptr<Model>> Model::from_gguf(std::unique_ptr<gguf::GgufFile> 
     auto tok = Tokenizer::from_gguf(*m->file_);
     if (!tok.ok()) return tok.status().with_context("tokenizer");
     m->tokenizer_ = std::move(tok).value();
+    const auto& w = m->tokenizer_->vocab().warnings();
+    m->warnings_.insert(m->warnings_.end(), w.begin(), w.end());
   }
   return m;
 }
 
+size_t Model::weights_read_bytes() const noexcept { return arena_ ? arena_->n_bytes() : 0; }
+bool Model::weights_locked() const noexcept { return arena_ && arena_->locked(); }
+
 void Model::release_expert_pages() const noexcept {
   // Only a file mapping may be dropped: on memory from GgufFile::parse (no
   // path), MADV_DONTNEED would zero the weights.
-  if (file_->path().empty()) return;
+  if (file_->path().empty() || !experts_mapped_) return;
   for (const LayerWeights& l : w_.layers)
     for (const WeightView* v : {&l.gate_exps, &l.up_exps, &l.down_exps})
       if (v->present() && v->data != nullptr)

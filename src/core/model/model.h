@@ -25,11 +25,35 @@ namespace les {
 
 namespace gguf {
 class GgufFile;
+class TensorArena;
 }
+
+// Where the weights live once loaded (gguf/tensor_arena.h says why it matters).
+enum class WeightMemory {
+  // A model with routed experts reads its dense weights (everything but the
+  // routed experts) into LES's own memory with pread and leaves the experts in
+  // a read-only mapping of the file: streaming contexts read experts through
+  // the I/O reactor and never touch the mapping, so a file truncated or
+  // replaced under them gives an I/O error from the next expert read, never a
+  // signal; resident contexts use the mapped experts (see `mmap`). A model
+  // without routed experts maps everything.
+  automatic,
+  // Every weight through the mapping: the least memory and load time for
+  // resident runs (pages load on first use, shared with the page cache). The
+  // caveat: if the file is truncated or replaced while the model is loaded,
+  // the next touch of a lost page raises SIGBUS, which kills the process.
+  mmap,
+  // Every weight (experts included) read into LES's own memory: a changed
+  // file can never raise a signal; memory for the whole model.
+  read,
+};
 
 struct ModelParams {
   int n_threads = 0;      // 0 = hardware_concurrency; at most ThreadPool::max_threads() (thread_count.h)
-  bool use_mmap = true;   // must be true: weights are views into the mapping
+  WeightMemory weights = WeightMemory::automatic;
+  // mlock the weights read into LES's memory so the OS cannot page them out
+  // under memory pressure; failing to (RLIMIT_MEMLOCK) is a warning (warnings()).
+  bool lock_weights = false;
 };
 
 // How an architecture computes its layers (resolved from arch + metadata at load).
@@ -134,7 +158,15 @@ class Model {
   const ModelWeights& weights() const noexcept { return w_; }
   const ModelParams& params() const noexcept { return params_; }
   const gguf::GgufFile& file() const noexcept { return *file_; }
-  // The resident expert source (views into the mapping). Stateless, shared by contexts.
+  // Bytes of weights held in LES's own memory (WeightMemory), and whether they are mlock'ed.
+  size_t weights_read_bytes() const noexcept;
+  bool weights_locked() const noexcept;
+  // Whether the routed experts are views into the file mapping.
+  bool experts_mapped() const noexcept { return experts_mapped_; }
+  // What a user should know about this model (the tokenizer's warnings, a
+  // failed lock_weights), one sentence each.
+  const std::vector<std::string>& warnings() const noexcept { return warnings_; }
+  // The resident expert source (views into the mapping or the read weights). Stateless, shared by contexts.
   ExpertSource& resident_experts() const noexcept { return *experts_; }
   // Advises the OS that the routed experts' pages of the mapping are read at
   // random (MADV_RANDOM: no readahead pulls them in around dense weights) and
@@ -142,13 +174,17 @@ class Model {
   // set. Called by a streaming expert source (src/sched), which reads expert
   // bytes through the I/O reactor instead; a resident Context of the same
   // model still works (its pages fault back in from the file). Best effort,
-  // no error: a buffer that is not a mapping is left alone. Thread-safe.
+  // no error: a buffer that is not a mapping is left alone (also experts held
+  // in LES's memory, WeightMemory::read). Thread-safe.
   void release_expert_pages() const noexcept;
 
  private:
   Model() = default;
   ModelParams params_;
   std::unique_ptr<gguf::GgufFile> file_;
+  std::unique_ptr<gguf::TensorArena> arena_;  // weights read into memory (before w_, which points into it)
+  bool experts_mapped_ = true;
+  std::vector<std::string> warnings_;
   Hparams hp_;
   ArchConfig cfg_;
   ModelWeights w_;

@@ -2,6 +2,7 @@
 
 #include "core/gguf/expert_layout.h"
 #include "core/gguf/gguf_reader.h"
+#include "core/gguf/tensor_arena.h"
 #include "core/model/weight_matmul.h"
 
 namespace les {
@@ -17,6 +18,12 @@ std::string shape_str(const int64_t* ne, size_t n) {
 }  // namespace
 
 bool TensorLookup::has(const std::string& name) const { return file_.find_tensor(name) != nullptr; }
+
+std::span<const uint8_t> TensorLookup::bytes(const gguf::TensorInfo& t) const {
+  if (arena_ != nullptr)
+    if (auto b = arena_->find(t); !b.empty()) return b;
+  return file_.tensor_data(t);
+}
 
 Result<WeightView> TensorLookup::optional(const std::string& name, std::initializer_list<int64_t> ne,
                                           TypeClass cls) const {
@@ -42,11 +49,11 @@ Result<WeightView> TensorLookup::require(const std::string& name, std::initializ
   if (cls == TypeClass::matrix && !matmul_type_supported(t->type))
     return unsupported_error("tensor '" + name + "' has type " + ggml_type_name(t->type) +
                              ", which has no matrix kernel");
-  std::span<const uint8_t> bytes = file_.tensor_data(*t);
-  if (bytes.size() < t->n_bytes || bytes.empty())
+  const std::span<const uint8_t> data = bytes(*t);
+  if (data.size() < t->n_bytes || data.empty())
     return io_error("tensor '" + name + "' has no data in memory (file opened without mmap?)");
   WeightView v;
-  v.data = bytes.data();
+  v.data = data.data();
   v.type = t->type;
   for (size_t j = 0; j < 3; ++j) v.ne[j] = t->ne[j];
   v.row_bytes = static_cast<size_t>(t->row_bytes());
@@ -61,8 +68,8 @@ Status TensorLookup::packed_experts(int layer, WeightView* gate, WeightView* up,
   const LayerExpertInfo& li = experts_->layer(layer);
   const gguf::TensorInfo* t = file_.find_tensor(pname);
   if (t == nullptr) return format_error("missing tensor '" + pname + "'");
-  const std::span<const uint8_t> bytes = file_.tensor_data(*t);
-  if (bytes.size() < t->n_bytes || bytes.empty())
+  const std::span<const uint8_t> data = bytes(*t);
+  if (data.size() < t->n_bytes || data.empty())
     return io_error("tensor '" + pname + "' has no data in memory (file opened without mmap?)");
   auto r = experts_->ranges(layer, 0);
   if (!r.ok()) return r.status();
@@ -75,7 +82,7 @@ Status TensorLookup::packed_experts(int layer, WeightView* gate, WeightView* up,
       return unsupported_error("packed experts '" + pname + "': " + kNames[k] + " type " +
                                ggml_type_name(m[k]->type) + " has no matrix kernel");
     WeightView v;
-    v.data = bytes.data() + (fr[k]->offset - t->file_offset);
+    v.data = data.data() + (fr[k]->offset - t->file_offset);
     v.type = m[k]->type;
     v.ne[0] = m[k]->cols;
     v.ne[1] = m[k]->rows;

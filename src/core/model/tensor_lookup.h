@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,14 +31,21 @@ enum class TypeClass {
 };
 
 class ExpertLayout;
+namespace gguf {
+class TensorArena;
+struct TensorInfo;
+}
 
 // Looks up tensors by name in a GGUF file and validates them.
 class TensorLookup {
  public:
   // `experts`: the file's expert layout when it is the contiguous one (the
   // MoE loader then builds expert views from the packed tensors), else null.
-  explicit TensorLookup(const gguf::GgufFile& file, const ExpertLayout* experts = nullptr)
-      : file_(file), experts_(experts) {}
+  // `arena`: tensors read into memory (gguf/tensor_arena.h); views of the
+  // tensors it holds point there, the others into the file's mapping.
+  explicit TensorLookup(const gguf::GgufFile& file, const ExpertLayout* experts = nullptr,
+                        const gguf::TensorArena* arena = nullptr)
+      : file_(file), experts_(experts), arena_(arena) {}
 
   // The tensor `name` with exactly the shape `ne` (trailing dims beyond ne.size()
   // must be 1). Errors: format "missing tensor 'x'", format "tensor 'x' has shape
@@ -56,8 +64,12 @@ class TensorLookup {
   const ExpertLayout* contiguous_experts() const noexcept { return experts_; }
 
  private:
+  // The tensor's bytes: from the arena when it holds them, else the mapping.
+  std::span<const uint8_t> bytes(const gguf::TensorInfo& t) const;
+
   const gguf::GgufFile& file_;
   const ExpertLayout* experts_ = nullptr;
+  const gguf::TensorArena* arena_ = nullptr;
 };
 
 // Name of a per-layer tensor: blk_name(3, "attn_q.weight") == "blk.3.attn_q.weight".
