@@ -1,6 +1,9 @@
 // A child process for tests that must act on a run while it is going (send it
 // a signal, change its model file): started with fork + exec, stdout and
-// stderr on pipes this process drains, waited for with a timeout.
+// stderr on pipes this process drains, waited for with a timeout; optionally
+// stdin on a pipe this process writes, and stdout starting full, so the
+// child's first write to it blocks until this process reads (a test can then
+// act while the child is known to be inside that write).
 //
 // Thread-safety: one thread per ChildProcess.
 #pragma once
@@ -12,10 +15,15 @@
 
 namespace les::test {
 
+struct ChildOptions {
+  bool stdin_pipe = false;   // stdin is a pipe (write_stdin, close_stdin); else inherited
+  bool stdout_full = false;  // the stdout pipe starts full (the filler never shows in out())
+};
+
 class ChildProcess {
  public:
   // Starts `argv[0]` with arguments argv[1..] (no shell). REQUIREs success.
-  explicit ChildProcess(const std::vector<std::string>& argv);
+  explicit ChildProcess(const std::vector<std::string>& argv, const ChildOptions& options = {});
   // Kills (SIGKILL) and reaps the child if it is still running.
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
@@ -31,6 +39,15 @@ class ChildProcess {
 
   // Sends signal `sig`. REQUIREs success.
   void signal(int sig);
+
+  // With stdin_pipe: writes `text` to the child's stdin (REQUIREs it all
+  // written), and closes it (the child reads end of input).
+  void write_stdin(const std::string& text);
+  void close_stdin();
+
+  // Whether the child's main thread is blocked writing to its stdout (Linux:
+  // /proc/PID/syscall is write(1, ...)). Waits up to `timeout_s` for it.
+  bool wait_blocked_writing_stdout(double timeout_s) const;
 
   // Drains the pipes to their end and reaps the child; false if it did not
   // exit within `timeout_s` (it is then killed).
@@ -49,7 +66,8 @@ class ChildProcess {
   bool pump(int timeout_ms);
 
   pid_t pid_ = -1;
-  int out_fd_ = -1, err_fd_ = -1;
+  int out_fd_ = -1, err_fd_ = -1, in_fd_ = -1;
+  size_t out_skip_ = 0;  // filler bytes (stdout_full) still to drop from stdout
   bool reaped_ = false;
   int exit_code_ = -1, term_signal_ = 0;
   std::string out_, err_;

@@ -1,11 +1,14 @@
 // `les chat` and `les run --chat/--parse-special` end to end on the synthetic
 // qwen3moe fixture (ChatML control tokens, no template in the file: the
 // chatml fallback) and on a copy that carries a Gemma template.
+#include <signal.h>
+
 #include <catch2/catch.hpp>
 
 #include <fstream>
 #include <string>
 
+#include "support/child_process.h"
 #include "support/cli_tool.h"
 #include "support/fixtures.h"
 #include "support/gguf_copy.h"
@@ -106,4 +109,34 @@ TEST_CASE("les chat: Ctrl-C stops the answer, not the conversation", "[cli][chat
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
   CHECK_THAT(les::test::read_file(dir + "/chat-sig.err"), Catch::Contains("answer stopped"));
+}
+
+TEST_CASE("les chat: a Ctrl-C arriving as an answer ends never stops the next answer", "[cli][chat][signal]") {
+  LES_REQUIRE_FIXTURE(model, kModel);
+  // One-token answers, and stdout starts full: the first answer's only token
+  // blocks in its write, after the generation checked for a stop and before
+  // it returns. A Ctrl-C then belongs to that answer (before: it became a
+  // pending les_context_cancel() that stopped the next answer before its
+  // first token, "stop: cancelled", generated 0).
+  les::test::ChildOptions opts;
+  opts.stdin_pipe = true;
+  opts.stdout_full = true;
+  les::test::ChildProcess child({les::test::les_binary(), "chat", "-m", model, "--temp", "0", "-n", "1",
+                                 "--ignore-eos", "--stats"},
+                                opts);
+  child.write_stdin("Hello\n");
+  REQUIRE(child.wait_blocked_writing_stdout(120));
+  child.signal(SIGINT);  // pending at once: handled before the write can finish
+  REQUIRE(child.wait_for_stdout(1, 120));  // reading releases the write
+  REQUIRE(child.wait_for_stderr("generated 1 ", 120));
+  child.write_stdin("How are you?\n");
+  child.close_stdin();
+  REQUIRE(child.wait(120));
+  INFO("stderr: " << child.err());
+  CHECK(child.term_signal() == 0);
+  CHECK(child.exit_code() == 0);
+  CHECK(count(child.err(), "prompt tokens") == 2);
+  CHECK(count(child.err(), "generated 1 (stop: n_predict)") == 2);  // both answers whole
+  CHECK(child.err().find("answer stopped") == std::string::npos);
+  CHECK(count(child.out(), "\n") == 2);
 }

@@ -11,12 +11,15 @@
 // Commands: /reset (forget the conversation, keep --system), /stats (the last
 // answer's figures, and the streaming statistics with --budget-mb), /exit.
 // Turn t samples with seed + t (reproducible for a given --seed).
-// Ctrl-C while an answer streams stops it (les_context_cancel); Ctrl-C at the
-// prompt or Ctrl-D (end of input) leaves. The prompt marker and statistics go
+// Ctrl-C while an answer streams stops it (a flag the token callback reads:
+// a Ctrl-C that arrives as the answer ends is dropped with that answer and
+// never stops the next one); Ctrl-C at the prompt or Ctrl-D (end of input)
+// leaves. The prompt marker and statistics go
 // to stderr, so stdout holds only the answers. Exit codes: 0 on end of input
 // or /exit, 1 runtime error, 2 bad arguments.
 #include <les/les.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -43,14 +46,18 @@ struct ChatOptions {
   bool stats = false;
 };
 
-// The context the SIGINT handler cancels while an answer streams.
-les_context* volatile g_answering = nullptr;
+// Set by Ctrl-C while an answer streams; the token callback stops the answer
+// when it sees it, and each answer starts with it clear. (Not
+// les_context_cancel(): a cancel stays pending until a generation consumes it,
+// so one arriving after the last token was checked would stop the next answer
+// before its first token.)
+std::atomic<bool> g_stop_answer{false};
+static_assert(std::atomic<bool>::is_always_lock_free);  // async-signal-safe
 
-extern "C" void on_sigint(int) {
-  if (les_context* c = g_answering) les_context_cancel(c);  // an atomic store: async-signal-safe
-}
+extern "C" void on_sigint(int) { g_stop_answer.store(true); }
 
 bool print_piece(les_token /*token*/, const char* piece, size_t len, void* user_data) {
+  if (g_stop_answer.load()) return false;  // Ctrl-C: LES_ERR_CANCELLED, this piece not shown
   const std::string text = valid_utf8(std::string_view(piece, len));
   static_cast<std::string*>(user_data)->append(piece, len);
   std::fwrite(text.data(), 1, text.size(), stdout);
@@ -129,9 +136,7 @@ struct Chat {
     gp.prompt_tokens = ids.data() + keep;
     gp.n_prompt_tokens = static_cast<int32_t>(ids.size() - keep);
     std::string reply;
-    g_answering = ctx;
     const les_status st = les_generate(ctx, nullptr, &gp, print_piece, &reply);
-    g_answering = nullptr;
     std::fputc('\n', stdout);
     std::fflush(stdout);
     if (st != LES_OK && st != LES_ERR_CANCELLED && st != LES_ERR_CONTEXT_FULL)
@@ -176,6 +181,7 @@ int chat(ChatOptions o) {
   struct sigaction sa {}, old {};
   sa.sa_handler = on_sigint;
   sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;  // a write to stdout interrupted by Ctrl-C resumes
   std::string line;
   for (;;) {
     std::fprintf(stderr, "> ");
@@ -192,6 +198,7 @@ int chat(ChatOptions o) {
       c.print_stats();
       continue;
     }
+    g_stop_answer.store(false);    // a Ctrl-C of an earlier answer never reaches this one
     sigaction(SIGINT, &sa, &old);  // Ctrl-C stops the answer instead of the process
     const int rc = c.answer(line);
     sigaction(SIGINT, &old, nullptr);
