@@ -112,7 +112,10 @@ Result<MemoryPlan> plan_memory(const Model& model, const ContextParams& cp_in, c
   const Hparams& hp = model.hparams();
   MemoryPlan p;
   p.limit_bytes = limit_bytes;
-  p.baseline_bytes = baseline_bytes;
+  // Weights read into the model's own memory are in the resident set already:
+  // count them once, as dense weights (or experts), not in the baseline too.
+  const uint64_t read = model.weights_read_bytes();
+  p.baseline_bytes = baseline_bytes > read ? baseline_bytes - read : 0;
   p.n_ctx = cp.n_ctx;
   const TensorSplit split = tensor_split(model);
   p.dense_bytes = split.dense;
@@ -124,6 +127,15 @@ Result<MemoryPlan> plan_memory(const Model& model, const ContextParams& cp_in, c
                                  mib(p.dense_bytes) + " MiB + KV cache " + mib(p.kv_bytes) + " MiB (n_ctx " +
                                  std::to_string(p.n_ctx) + ") + scratch " + mib(p.scratch_bytes) + " MiB";
   const uint64_t fixed = p.fixed_bytes();
+  if (p.routed_bytes > 0 && !model.experts_mapped()) {  // read at load: resident whatever the budget
+    if (fixed + p.routed_bytes > limit_bytes)
+      return invalid_argument_error("memory limit " + mib(limit_bytes) + " MiB cannot hold this model, whose " +
+                                    "experts were read into memory at load (weights: read): " + fixed_text +
+                                    " + experts " + mib(p.routed_bytes) + " MiB = " + mib(fixed + p.routed_bytes) +
+                                    " MiB");
+    p.resident = true;
+    return p;
+  }
   if (p.routed_bytes == 0) {
     p.resident = true;
     if (fixed > limit_bytes)

@@ -5,7 +5,9 @@
 //   baseline  what the process holds before the context exists (binary,
 //             libraries, allocator, the model's metadata and tokenizer, and
 //             any mapped weight pages already touched), measured by the caller
-//             (process_rss_bytes());
+//             (process_rss_bytes()), minus the weights the model read into its
+//             own memory at load (Model::weights_read_bytes(): those are
+//             already resident and are counted once, below, as dense);
 //   dense     every tensor that is not a routed expert: all of it is read for
 //             every token, so its mapped pages become resident;
 //   kv        the KV cache for n_ctx positions at kv_type, plus the recurrent
@@ -77,7 +79,10 @@ TensorSplit tensor_split(const Model& model);
 // checks it fits instead of choosing one. Errors: invalid_argument with the
 // arithmetic (every part in MiB) when the limit cannot hold the fixed parts
 // plus the minimum expert budget (or plus the caller's budget), or, for a
-// dense model, the whole model; errors of min_expert_budget_bytes.
+// dense model, the whole model (also a model whose routed experts were read
+// into memory at load, ModelParams::weights = read: they are resident
+// whatever the budget); errors of min_expert_budget_bytes. baseline_bytes is
+// the process's resident set now; the model's read weights are taken out of it.
 Result<MemoryPlan> plan_memory(const Model& model, const ContextParams& cp, const StreamingParams& sp,
                                uint64_t limit_bytes, uint64_t baseline_bytes);
 

@@ -33,6 +33,11 @@ TEST_CASE("memory plan: expert budget = limit - (baseline + dense + KV + scratch
   cp.n_ctx = 256;
   cp.n_threads = 2;
   const uint64_t baseline = 7 * kMiB;
+  // What the caller measures (the process's resident set) includes the dense
+  // weights the model read into its own memory (the default for MoE models);
+  // the plan counts those once, as dense weights, not in the baseline too.
+  REQUIRE((*m)->weights_read_bytes() > 0);
+  const uint64_t rss_now = baseline + (*m)->weights_read_bytes();
 
   // Dense + routed = every tensor's bytes; routed are the *_exps tensors.
   const TensorSplit split = tensor_split(**m);
@@ -68,7 +73,7 @@ TEST_CASE("memory plan: expert budget = limit - (baseline + dense + KV + scratch
   const uint64_t one_token = streaming_source(**sctx)->one_token_budget_bytes();
   CHECK(one_token > *min);
 
-  auto big = plan_memory(**m, cp, sp, 1024 * kMiB, baseline);
+  auto big = plan_memory(**m, cp, sp, 1024 * kMiB, rss_now);
   REQUIRE(big.ok());
   const MemoryPlan& p = *big;
   CHECK(p.baseline_bytes == baseline);
@@ -88,7 +93,7 @@ TEST_CASE("memory plan: expert budget = limit - (baseline + dense + KV + scratch
   SECTION("a limit between the minimum and the whole model streams with the rest as the budget") {
     const uint64_t limit = p.fixed_bytes() + p.min_expert_bytes + 3 * kMiB + 12345;
     REQUIRE(limit < p.fixed_bytes() + p.routed_bytes);
-    auto q = plan_memory(**m, cp, sp, limit, baseline);
+    auto q = plan_memory(**m, cp, sp, limit, rss_now);
     REQUIRE(q.ok());
     CHECK_FALSE(q->resident);
     CHECK(q->expert_budget_bytes == limit - p.fixed_bytes());
@@ -96,10 +101,10 @@ TEST_CASE("memory plan: expert budget = limit - (baseline + dense + KV + scratch
     CHECK_THAT(describe(*q), Catch::Contains("(streamed)"));
   }
   SECTION("exactly the minimum is accepted; a byte less is refused with the arithmetic") {
-    auto q = plan_memory(**m, cp, sp, p.fixed_bytes() + p.min_expert_bytes, baseline);
+    auto q = plan_memory(**m, cp, sp, p.fixed_bytes() + p.min_expert_bytes, rss_now);
     REQUIRE(q.ok());
     CHECK(q->expert_budget_bytes == p.min_expert_bytes);
-    auto r = plan_memory(**m, cp, sp, p.fixed_bytes() + p.min_expert_bytes - 1, baseline);
+    auto r = plan_memory(**m, cp, sp, p.fixed_bytes() + p.min_expert_bytes - 1, rss_now);
     REQUIRE_FALSE(r.ok());
     CHECK(r.status().code() == StatusCode::invalid_argument);
     CHECK_THAT(r.status().message(), Catch::Contains("cannot hold the minimum") &&
@@ -108,24 +113,24 @@ TEST_CASE("memory plan: expert budget = limit - (baseline + dense + KV + scratch
                                          Catch::Contains("one token's experts") && Catch::Contains("top-4"));
   }
   SECTION("a limit holding every expert keeps them resident") {
-    auto q = plan_memory(**m, cp, sp, p.fixed_bytes() + p.routed_bytes, baseline);
+    auto q = plan_memory(**m, cp, sp, p.fixed_bytes() + p.routed_bytes, rss_now);
     REQUIRE(q.ok());
     CHECK(q->resident);
   }
   SECTION("a caller's budget is checked against the limit") {
     StreamingParams given = sp;
     given.budget_bytes = p.min_expert_bytes;
-    auto ok = plan_memory(**m, cp, given, p.fixed_bytes() + given.budget_bytes, baseline);
+    auto ok = plan_memory(**m, cp, given, p.fixed_bytes() + given.budget_bytes, rss_now);
     REQUIRE(ok.ok());
     CHECK(ok->expert_budget_bytes == given.budget_bytes);
-    auto no = plan_memory(**m, cp, given, p.fixed_bytes() + given.budget_bytes - 1, baseline);
+    auto no = plan_memory(**m, cp, given, p.fixed_bytes() + given.budget_bytes - 1, rss_now);
     REQUIRE_FALSE(no.ok());
     CHECK_THAT(no.status().message(), Catch::Contains("cannot hold the expert budget"));
   }
   SECTION("a longer context costs its KV cache, a longer chunk and attention scratch") {
     ContextParams longer = cp;
     longer.n_ctx = 1024;
-    auto q = plan_memory(**m, longer, sp, 1024 * kMiB, baseline);
+    auto q = plan_memory(**m, longer, sp, 1024 * kMiB, rss_now);
     REQUIRE(q.ok());
     CHECK(q->kv_bytes == 4 * *kv);
     CHECK(q->scratch_bytes > p.scratch_bytes);
@@ -209,4 +214,25 @@ TEST_CASE("C API: memory_limit_bytes chooses the expert budget and reports the s
                                                Catch::Contains("cannot hold the minimum") &&
                                                Catch::Contains("process baseline"));
   les_model_free(model);
+}
+
+TEST_CASE("memory plan: experts read into memory at load are resident whatever the limit", "[sched]") {
+  LES_REQUIRE_FIXTURE(path, "synthetic/qwen3moe-F16.gguf");
+  ModelParams mp;
+  mp.weights = WeightMemory::read;
+  auto m = Model::load(path, mp);
+  REQUIRE(m.ok());
+  REQUIRE_FALSE((*m)->experts_mapped());
+  ContextParams cp;
+  cp.n_ctx = 256;
+  cp.n_threads = 2;
+  const uint64_t baseline = 7 * kMiB, rss_now = baseline + (*m)->weights_read_bytes();
+  auto p = plan_memory(**m, cp, {}, 1024 * kMiB, rss_now);
+  REQUIRE(p.ok());
+  CHECK(p->resident);
+  CHECK(p->baseline_bytes == baseline);
+  auto r = plan_memory(**m, cp, {}, p->fixed_bytes() + p->routed_bytes - 1, rss_now);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == StatusCode::invalid_argument);
+  CHECK_THAT(r.status().message(), Catch::Contains("read into memory at load"));
 }
