@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Quality and size of LES's quantisations of the trained fixture (issue 12's table).
+
+Quantises the trained fixture's F16 file with `les quantize` (q8_0, q4_k_m, les-mixed with and
+without the shipped imatrix, les-mixed-down4 with it), makes llama.cpp's Q8_0 and
+mixed-without-imatrix files with `llama-quantize` when its build is given (the fixture ships its
+Q4_K_M and mixed-with-imatrix files), then scores every file with `les perplexity` on
+`corpus/validation.txt` (llama-perplexity's chunking: -c 256 -b 256, 511 chunks), KL divergence
+against the F16 file's saved log-probabilities. Prints a markdown table and writes JSON.
+
+Each run is a separate process; files already made in --work are reused, and so are finished
+perplexity runs (their logs), so an interrupted table resumes (delete them to redo).
+Optionally times `les quantize` against `llama-quantize` on the same input and thread count
+(--speed: interleaved repetitions, median; run it on a quiet machine, e.g. under
+`flock -x /work/cpu.lock`).
+
+Usage:
+  bench/quality_table.py --les build/tools/les --fixtures ../shared/fixtures --work /tmp/q12 \
+      [--llama-bin ~/.cache/les-peers/llama.cpp-81ff7abe/build/bin] [--chunks N] [--threads 2] \
+      [--speed] [--json out.json] [--md out.md]
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+
+def run(cmd, log):
+    with open(log, "w") as f:
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=f, text=True)
+        f.write("\n--- stdout ---\n" + r.stdout)
+    if r.returncode != 0:
+        sys.exit(f"failed ({r.returncode}): {' '.join(cmd)}; see {log}")
+    return r.stdout
+
+
+def grab(pattern, text, cast=float):
+    m = re.search(pattern, text)
+    return cast(m.group(1)) if m else None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--les", required=True)
+    ap.add_argument("--fixtures", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--llama-bin", default="")
+    ap.add_argument("--chunks", type=int, default=-1)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--speed", action="store_true")
+    ap.add_argument("--speed-only", action="store_true", help="only the quantising speed (implies --speed)")
+    ap.add_argument("--speed-reps", type=int, default=5)
+    ap.add_argument("--speed-input", default="", help="F16 GGUF to time (default: the trained fixture's F16 file)")
+    ap.add_argument("--json", default="")
+    ap.add_argument("--md", default="")
+    a = ap.parse_args()
+
+    tr = os.path.join(a.fixtures, "trained")
+    f16 = os.path.join(tr, "tiny-qwen3moe-F16.gguf")
+    imat = os.path.join(tr, "imatrix-train.gguf")
+    text = os.path.join(a.fixtures, "corpus", "validation.txt")
+    os.makedirs(a.work, exist_ok=True)
+    w = lambda n: os.path.join(a.work, n)
+    t = str(a.threads)
+
+    # (label, file, how to make it or None when shipped)
+    les_q = [
+        ("LES Q8_0", "les-Q8_0.gguf", ["q8_0"]),
+        ("LES Q4_K_M", "les-Q4_K_M.gguf", ["q4_k_m"]),
+        ("LES les-mixed", "les-mixed.gguf", ["les-mixed"]),
+        ("LES les-mixed + imatrix", "les-mixed-imat.gguf", ["les-mixed", "--imatrix", imat]),
+        ("LES les-mixed-down4 + imatrix", "les-mixed-down4-imat.gguf", ["les-mixed-down4", "--imatrix", imat]),
+    ]
+    # The targets' files first (F16 makes the KLD reference), so a partial run answers them.
+    rows = [("F16 (reference)", f16)]
+    les_rows = []
+    for label, name, args in les_q:
+        out = w(name)
+        if not os.path.exists(out):
+            run([a.les, "quantize", f16, out] + args + ["-t", t, "-q"], w(name + ".quantize.log"))
+        les_rows.append((label, out))
+    rows.append(les_rows[3])  # les-mixed + imatrix
+    rows.append(("llama.cpp mixed + imatrix", os.path.join(tr, "tiny-qwen3moe-mixed-exps-Q3_K-imat.gguf")))
+    rows.append(("llama.cpp Q4_K_M", os.path.join(tr, "tiny-qwen3moe-Q4_K_M.gguf")))
+    rows.append(les_rows[1])  # Q4_K_M
+    rows += [les_rows[2], les_rows[0], les_rows[4]]
+    lq = os.path.join(a.llama_bin, "llama-quantize") if a.llama_bin else ""
+    if lq and os.path.exists(lq):
+        out = w("llama-Q8_0.gguf")
+        if not os.path.exists(out):
+            run([lq, f16, out, "Q8_0", t], w("llama-Q8_0.quantize.log"))
+        rows.append(("llama.cpp Q8_0", out))
+        # the fixture README's mixed recipe, without the imatrix
+        out = w("llama-mixed.gguf")
+        if not os.path.exists(out):
+            run([lq, "--tensor-type", "ffn_(gate|up|down)_exps=q3_k",
+                 "--tensor-type", "attn_(q|k|v|output)\\.weight=q4_k", "--token-embedding-type", "q4_k",
+                 "--output-tensor-type", "q4_k", f16, out, "Q4_K_S", t], w("llama-mixed.quantize.log"))
+        rows.append(("llama.cpp mixed, no imatrix", out))
+    else:
+        print("note: no llama.cpp build given (--llama-bin): its Q8_0 and mixed-without-imatrix rows are skipped",
+              file=sys.stderr)
+
+    if a.speed_only:
+        a.speed, rows = True, []
+    base = w("f16.kld")
+    common = ["-c", "256", "-b", "256", "-t", t, "--chunks", str(a.chunks)]
+    results = []
+    for label, path in rows:
+        log = w(os.path.basename(path) + ".ppl.log")
+        t0 = time.monotonic()
+        prev = open(log).read() if os.path.exists(log) else ""
+        done = "Final estimate" in prev and (path == f16 or "Mean    KLD" in prev)
+        if done and os.path.exists(base):  # finished by an earlier run of this script: reuse it
+            out = prev
+        elif path == f16:
+            out = run([a.les, "perplexity", "-m", f16, "-f", text, "--kl-divergence-base", base] + common, log)
+        else:
+            out = run([a.les, "perplexity", "-m", path, "--kl-divergence-base", base, "--kl-divergence"] + common, log)
+        r = {"label": label, "file": path, "bytes": os.path.getsize(path),
+             "ppl": grab(r"Final estimate: PPL = ([0-9.]+)", out),
+             "ppl_err": grab(r"Final estimate: PPL = [0-9.]+ \+/- ([0-9.]+)", out),
+             "kld_mean": grab(r"Mean    KLD:\s+([0-9.]+)", out),
+             "kld_mean_err": grab(r"Mean    KLD:\s+[0-9.]+ \+/-\s+([0-9.]+)", out),
+             "kld_p99": grab(r"99.0%   KLD:\s+([0-9.]+)", out),
+             "top1_pct": grab(r"Same top p:\s+([0-9.]+)", out),
+             "seconds": round(time.monotonic() - t0, 1)}
+        results.append(r)
+        print(f"{label}: PPL {r['ppl']} KLD {r['kld_mean']} ({r['seconds']} s)", file=sys.stderr)
+
+    speed = None
+    if a.speed and lq and os.path.exists(lq):
+        les_t, llama_t = [], []
+        src = a.speed_input or f16
+        for i in range(a.speed_reps):
+            for which in ("les", "llama"):
+                out = w(f"speed-{which}.gguf")
+                t0 = time.monotonic()
+                if which == "les":
+                    run([a.les, "quantize", src, out, "q4_k_m", "-t", t, "-q"], w("speed.log"))
+                    les_t.append(time.monotonic() - t0)
+                else:
+                    run([lq, src, out, "Q4_K_M", t], w("speed.log"))
+                    llama_t.append(time.monotonic() - t0)
+                os.remove(out)
+        speed = {"input": src, "input_bytes": os.path.getsize(src), "preset": "Q4_K_M", "threads": a.threads, "reps": a.speed_reps,
+                 "les_median_s": statistics.median(les_t), "llama_median_s": statistics.median(llama_t),
+                 "les_s": les_t, "llama_s": llama_t,
+                 "speedup_vs_llama": statistics.median(llama_t) / statistics.median(les_t)}
+
+    lines = ["| file | bytes | PPL | mean KLD | KLD p99 | top-1 |", "|---|---|---|---|---|---|"]
+    for r in results:
+        fmt = lambda v, p: "-" if v is None else f"{v:.{p}f}"
+        lines.append(f"| {r['label']} | {r['bytes']:,} | {fmt(r['ppl'], 4)} +/- {fmt(r['ppl_err'], 3)} | "
+                     f"{fmt(r['kld_mean'], 6)} +/- {fmt(r['kld_mean_err'], 6)} | {fmt(r['kld_p99'], 5)} | "
+                     f"{fmt(r['top1_pct'], 2)}% |")
+    if speed:
+        lines.append(f"\nQuantise to Q4_K_M, {a.threads} threads, median of {a.speed_reps} interleaved runs: "
+                     f"les {speed['les_median_s']:.2f} s, llama-quantize {speed['llama_median_s']:.2f} s "
+                     f"(llama / les = {speed['speedup_vs_llama']:.2f}x)")
+    md = "\n".join(lines)
+    print(md)
+    if a.md:
+        open(a.md, "w").write(md + "\n")
+    if a.json:
+        json.dump({"chunks": a.chunks, "threads": a.threads, "rows": results, "speed": speed}, open(a.json, "w"),
+                  indent=1)
+
+
+if __name__ == "__main__":
+    main()
