@@ -184,8 +184,9 @@ Result<QuantizeReport> quantize_model(const std::string& in_path, const std::str
     shapes.push_back(s);
   }
   if (in.find(kExpertLayoutKey) != nullptr)
-    return invalid_argument_error(in_path + " has LES's contiguous expert layout (written by les repack); quantise "
-                                  "the original per-tensor file (add --layout contiguous to get this layout)");
+    return invalid_argument_error(in_path + " has LES's contiguous expert layout (les repack or les quantize "
+                                  "--layout contiguous wrote it); quantise the original per-tensor file, with "
+                                  "--layout contiguous for this layout");
   const std::vector<TensorChoice> plan = plan_types(shapes, p.plan, n_layer, n_expert);
   if (Status s = check_plan(in.tensors(), plan, p, in_path); !s.ok()) return s;
   std::vector<LayerExpertInfo> experts;  // contiguous layout only
