@@ -45,7 +45,17 @@ using namespace les::test;
 
 namespace {
 
+// The statistics are judged in optimised builds. Under AddressSanitizer
+// (CI's Debug -O1 stage, several times slower) the test runs the same code
+// paths on fewer seeds to check memory, and judges only what holds at any N
+// (no impossible pair; both verifier paths taken).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr int kRuns = 150;
+constexpr bool kJudgeStatistics = false;
+#else
 constexpr int kRuns = 1500;
+constexpr bool kJudgeStatistics = true;
+#endif
 constexpr double kAlpha = 1e-3;
 
 // Regularised upper incomplete gamma Q(a, x) = Gamma(a, x) / Gamma(a):
@@ -275,8 +285,10 @@ TEST_CASE("speculative sampling keeps the target's distribution (chi-square, tra
                 kind == 0 ? "stochastic" : "fixed", kRuns, static_cast<long long>(accepted),
                 static_cast<long long>(verified), c.stat, c.df, c.p_value);
     CHECK(c.impossible == 0);
-    CHECK(c.df >= 3);
-    CHECK(c.p_value >= kAlpha);
+    if (kJudgeStatistics) {
+      CHECK(c.df >= 3);
+      CHECK(c.p_value >= kAlpha);
+    }
     // Both verifier paths ran often: acceptances and rejections.
     CHECK(accepted > verified / 20);
     CHECK(verified - accepted > verified / 20);
@@ -297,5 +309,5 @@ TEST_CASE("speculative sampling keeps the target's distribution (chi-square, tra
   }
   const double crit = chi2_critical(kAlpha, std::max(1, bins - 1));
   std::printf("power: the residual bug's expected y1 statistic %.1f + df vs critical %.1f\n", lambda, crit);
-  CHECK(lambda > 3 * crit);
+  if (kJudgeStatistics) CHECK(lambda > 3 * crit);
 }
