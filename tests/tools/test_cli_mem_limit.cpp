@@ -74,6 +74,12 @@ TEST_CASE("les run --mem-limit-mb: peak RSS stays under the limit on a model lar
   const std::string args = "run -m " + sh_quote(model) + " -n 24 --temp 0 --ignore-eos -t 2 -c 256 -f " + sh_quote(prompt);
   const RunResult resident = run_les(args);
   REQUIRE(resident.exit_code == 0);
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan's shadow memory and quarantine are part of the measured process
+  // baseline, so no 30 MiB limit can hold it: the limited run is Release-only.
+  WARN("the --mem-limit-mb 30 run is not checked under AddressSanitizer (its shadow memory is in the baseline)");
+  return;
+#endif
   const RunResult limited = run_les(args + " --mem-limit-mb 30 --stats");
   REQUIRE(limited.exit_code == 0);
   CHECK_THAT(resident.err, Catch::Contains("prompt tokens 217,"));
@@ -85,12 +91,8 @@ TEST_CASE("les run --mem-limit-mb: peak RSS stays under the limit on a model lar
   const double rss = number_after(limited.err, "peak RSS ");
   INFO("model " << file_mib << " MiB, resident peak RSS " << rss_resident << " MiB, limited " << rss << " MiB\n"
                 << limited.err);
-#if defined(__SANITIZE_ADDRESS__)
-  WARN("peak RSS bound not checked under AddressSanitizer (quarantine and shadow memory)");
-#else
   CHECK(rss <= limit);
   CHECK(rss_resident > limit);  // the limit did bind
-#endif
 }
 
 TEST_CASE("les chat --mem-limit-mb reports the split and answers", "[cli]") {
