@@ -43,4 +43,10 @@ RunResult run_les(const std::string& args, const std::string& env) {
   return r;
 }
 
+double number_after(const std::string& text, const std::string& label) {
+  const size_t p = text.find(label);
+  REQUIRE(p != std::string::npos);
+  return std::stod(text.substr(p + label.size()));
+}
+
 }  // namespace les::test

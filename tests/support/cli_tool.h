@@ -25,4 +25,8 @@ std::string les_binary();
 // ("VAR=value ..."), capturing stdout and stderr in this process's temp dir.
 RunResult run_les(const std::string& args, const std::string& env = "");
 
+// The number printed right after `label` in `text` (a tool's summary line,
+// e.g. "peak RSS "); the test fails when the label is absent.
+double number_after(const std::string& text, const std::string& label);
+
 }  // namespace les::test

@@ -16,15 +16,7 @@ using les::test::RunResult;
 using les::test::run_les;
 using les::test::sh_quote;
 
-namespace {
-
-double number_after(const std::string& s, const std::string& label) {
-  const size_t p = s.find(label);
-  REQUIRE(p != std::string::npos);
-  return std::stod(s.substr(p + label.size()));
-}
-
-}  // namespace
+using les::test::number_after;
 
 TEST_CASE("les run --mem-limit-mb: bad values and a limit below the minimum exit 2", "[cli]") {
   LES_REQUIRE_FIXTURE(q4, "trained/tiny-qwen3moe-Q4_K_M.gguf");

@@ -16,15 +16,7 @@ using les::test::RunResult;
 using les::test::run_les;
 using les::test::sh_quote;
 
-namespace {
-
-double number_after(const std::string& s, const std::string& label) {
-  const size_t p = s.find(label);
-  REQUIRE(p != std::string::npos);
-  return std::stod(s.substr(p + label.size()));
-}
-
-}  // namespace
+using les::test::number_after;
 
 TEST_CASE("les perplexity: llama-perplexity's figures on the trained model", "[cli]") {
   LES_REQUIRE_FIXTURE(f16, "trained/tiny-qwen3moe-F16.gguf");
