@@ -4,8 +4,8 @@
 #include <iterator>
 
 #include <fmt/format.h>
-#include <unicode/uchar.h>
 
+#include "core/tokenizer/unicode_class.h"
 #include "core/tokenizer/utf8.h"
 
 namespace les {
@@ -23,17 +23,7 @@ bool is_crlf(const CodePoint& c) { return c.cp == '\r' || c.cp == '\n'; }
 // [^\s\p{L}\p{N}]
 bool is_other(const CodePoint& c) { return (c.flags & (kCpLetter | kCpNumber | kCpWhitespace)) == 0; }
 
-uint32_t classify(char32_t cp, bool valid) {
-  if (!valid) return 0;
-  const auto c = static_cast<UChar32>(cp);
-  const uint32_t mask = U_GET_GC_MASK(c);
-  uint32_t f = 0;
-  if (mask & U_GC_L_MASK) f |= kCpLetter;
-  if (mask & U_GC_N_MASK) f |= kCpNumber;
-  if (mask & U_GC_P_MASK) f |= kCpPunct;
-  if (u_isUWhiteSpace(c)) f |= kCpWhitespace;
-  return f;
-}
+uint32_t classify(char32_t cp, bool valid) { return valid ? unicode_class(cp) : 0; }
 
 struct Range {
   char32_t lo, hi;

@@ -6,8 +6,9 @@
 // regex's order, greedy with the backtracking the regex implies) and
 // replaces the piece by the matches and the text between them ("isolated"
 // split, as HF `tokenizers` Split and llama.cpp do). Stages are hand-written
-// matchers over Unicode code points, with general categories from ICU
-// (\p{L} letters, \p{N} numbers, \p{P} punctuation; \s = White_Space).
+// matchers over Unicode code points, classified by unicode_class.h (general
+// categories from utf8proc: \p{L} letters, \p{N} numbers, \p{P} punctuation;
+// \s = the White_Space property).
 // Lookarounds and `$` refer to the end of the current piece.
 //
 // Supported names and their patterns (from the models' tokenizer.json):
@@ -37,6 +38,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/tokenizer/unicode_class.h"
 #include "util/status.h"
 
 namespace les {
@@ -44,14 +46,9 @@ namespace les {
 // One decoded code point of the text being split, with its category flags.
 struct CodePoint {
   char32_t cp;
-  uint32_t flags;     // kCpLetter | kCpNumber | ...
+  uint32_t flags;     // kCpLetter | kCpNumber | ... (unicode_class.h)
   uint32_t byte_off;  // offset of its first byte in the text
 };
-
-inline constexpr uint32_t kCpLetter = 1u << 0;      // \p{L}
-inline constexpr uint32_t kCpNumber = 1u << 1;      // \p{N}
-inline constexpr uint32_t kCpPunct = 1u << 2;       // \p{P}
-inline constexpr uint32_t kCpWhitespace = 1u << 3;  // \s (White_Space property)
 
 // A split stage: the length in code points of the match starting at `pos` in
 // s[0, n), or 0 if the pattern does not match there.
