@@ -14,16 +14,17 @@ file(GLOB LES_CORE_SOURCES CONFIGURE_DEPENDS
   ${CMAKE_SOURCE_DIR}/src/sched/*.cpp
   ${CMAKE_SOURCE_DIR}/bindings/c/*.cpp)
 
-# ICU (libicu-dev): Unicode general categories for the BPE pre-tokenizers.
-find_package(ICU REQUIRED COMPONENTS uc)
-# utf8proc (libutf8proc-dev): categories, case mapping and canonical
+# utf8proc (libutf8proc-dev): Unicode general categories for the BPE
+# pre-tokenizers (core/tokenizer/unicode_class.h), and case mapping and canonical
 # decomposition for the WordPiece normaliser (core/tokenizer/tokenizer_wpm.h).
+# LES does not use ICU (a heavy dependency for iOS/Android builds); the test
+# api_no_icu checks that libles.so does not link it.
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
 
 add_library(les_obj OBJECT ${LES_CORE_SOURCES})
 target_include_directories(les_obj PUBLIC ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include)
 target_link_libraries(les_obj PUBLIC les_kernels_obj fmt::fmt spdlog::spdlog nlohmann_json::nlohmann_json
-                      Threads::Threads ICU::uc PkgConfig::UTF8PROC)
+                      Threads::Threads PkgConfig::UTF8PROC)
 if(LIBURING_FOUND)
   target_link_libraries(les_obj PUBLIC PkgConfig::LIBURING)
   target_compile_definitions(les_obj PUBLIC LES_HAVE_LIBURING=1)
@@ -56,7 +57,7 @@ add_library(les_quant STATIC ${LES_QUANT_SOURCES})
 target_link_libraries(les_quant PUBLIC les_static)
 
 add_library(les_shared SHARED $<TARGET_OBJECTS:les_obj> $<TARGET_OBJECTS:les_kernels_obj>)
-target_link_libraries(les_shared PRIVATE fmt::fmt spdlog::spdlog Threads::Threads ICU::uc PkgConfig::UTF8PROC)
+target_link_libraries(les_shared PRIVATE fmt::fmt spdlog::spdlog Threads::Threads PkgConfig::UTF8PROC)
 if(LIBURING_FOUND)
   target_link_libraries(les_shared PRIVATE PkgConfig::LIBURING)
 endif()

@@ -1,6 +1,16 @@
 # ABI tests: exported symbols, the C99 header check, and the installed C consumer.
 add_test(NAME api_exported_symbols
          COMMAND ${CMAKE_SOURCE_DIR}/tests/api/check_exports.sh $<TARGET_FILE:les_shared> ${CMAKE_SOURCE_DIR})
+# No ICU in the built artefacts (issue 18): libles.so, libles_jni.so and the les
+# tool have no ICU NEEDED entry, libles.a references no ICU symbol.
+set(les_no_icu_elfs $<TARGET_FILE:les_shared>)
+if(TARGET les)
+  list(APPEND les_no_icu_elfs $<TARGET_FILE:les>)
+endif()
+# bindings/jni is added after tests/: ask at generate time.
+list(APPEND les_no_icu_elfs $<$<TARGET_EXISTS:les_jni>:$<TARGET_FILE:les_jni>>)
+add_test(NAME api_no_icu
+         COMMAND ${CMAKE_SOURCE_DIR}/tests/api/check_no_icu.sh $<TARGET_FILE:les_static> ${les_no_icu_elfs})
 # The installed consumer links the plain libles.so; under ASan the library
 # needs the ASan runtime first, so this test runs in unsanitized builds only.
 if(NOT LES_SANITIZE)
