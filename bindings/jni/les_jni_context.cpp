@@ -1,5 +1,6 @@
-// JNI natives of org.les.Native for contexts: creation, decode, logits, KV cache
-// reset/trim and cancel; each a thin call of the les.h function of that name.
+// JNI natives of org.les.Native for contexts: creation, decode (last or all
+// logits), logits, KV cache reset/trim and cancel; each a thin call of the les.h function of that name.
+#include <cstdint>
 #include <vector>
 
 #include "jni_util.h"
@@ -16,26 +17,32 @@ extern "C" {
 // The defaults of les_context_params in field order (ContextParams reads them by index).
 JNIEXPORT jlongArray JNICALL Java_org_les_Native_contextDefaults(JNIEnv* env, jclass) {
   const les_context_params p = les_context_default_params();
-  const jlong values[8] = {p.n_ctx,
+  const jlong values[9] = {p.n_ctx,
                            p.n_batch,
                            p.n_threads,
                            static_cast<jlong>(p.kv_type),
                            static_cast<jlong>(p.expert_budget_bytes),
                            p.prefetch_candidates,
                            static_cast<jlong>(p.io_backend),
-                           static_cast<jlong>(p.eviction)};
-  jlongArray out = env->NewLongArray(8);
-  if (out != nullptr) env->SetLongArrayRegion(out, 0, 8, values);
+                           static_cast<jlong>(p.eviction),
+                           static_cast<jlong>(p.memory_limit_bytes)};
+  jlongArray out = env->NewLongArray(9);
+  if (out != nullptr) env->SetLongArrayRegion(out, 0, 9, values);
   return out;
 }
 
 JNIEXPORT jlong JNICALL Java_org_les_Native_contextCreate(JNIEnv* env, jclass, jlong model, jint n_ctx,
                                                           jint n_batch, jint n_threads, jint kv_type,
                                                           jlong expert_budget_bytes, jint prefetch_candidates,
-                                                          jint io_backend, jint eviction) {
+                                                          jint io_backend, jint eviction,
+                                                          jlong memory_limit_bytes) {
   return guarded(env, jlong{0}, [&]() -> jlong {
     if (expert_budget_bytes < 0) {
       throw_les(env, LES_ERR_INVALID_ARGUMENT, "expertBudgetBytes is negative");
+      return 0;
+    }
+    if (memory_limit_bytes < 0) {
+      throw_les(env, LES_ERR_INVALID_ARGUMENT, "memoryLimitBytes is negative");
       return 0;
     }
     les_context_params p = les_context_default_params();
@@ -48,6 +55,7 @@ JNIEXPORT jlong JNICALL Java_org_les_Native_contextCreate(JNIEnv* env, jclass, j
     p.prefetch_candidates = prefetch_candidates;
     p.io_backend = static_cast<les_io_backend>(io_backend);
     p.eviction = static_cast<les_eviction_policy>(eviction);
+    p.memory_limit_bytes = static_cast<uint64_t>(memory_limit_bytes);
     les_context* ctx = nullptr;
     les_status st = les_context_create(as_model(model), &p, &ctx);
     if (st != LES_OK) {
@@ -60,7 +68,8 @@ JNIEXPORT jlong JNICALL Java_org_les_Native_contextCreate(JNIEnv* env, jclass, j
 
 JNIEXPORT void JNICALL Java_org_les_Native_contextFree(JNIEnv*, jclass, jlong ctx) { les_context_free(as_context(ctx)); }
 
-JNIEXPORT void JNICALL Java_org_les_Native_contextDecode(JNIEnv* env, jclass, jlong h, jintArray tokens) {
+JNIEXPORT void JNICALL Java_org_les_Native_contextDecode(JNIEnv* env, jclass, jlong h, jintArray tokens,
+                                                         jboolean all_logits) {
   guarded(env, 0, [&] {
     if (tokens == nullptr) {
       throw_les(env, LES_ERR_INVALID_ARGUMENT, "tokens is null");
@@ -69,14 +78,17 @@ JNIEXPORT void JNICALL Java_org_les_Native_contextDecode(JNIEnv* env, jclass, jl
     std::vector<les_token> ids(static_cast<size_t>(env->GetArrayLength(tokens)));
     env->GetIntArrayRegion(tokens, 0, static_cast<jsize>(ids.size()), ids.data());
     les_context* ctx = as_context(h);
-    les_status st = les_context_decode(ctx, ids.data(), static_cast<int32_t>(ids.size()));
+    const auto n = static_cast<int32_t>(ids.size());
+    les_status st = all_logits == JNI_TRUE ? les_context_decode_all_logits(ctx, ids.data(), n)
+                                           : les_context_decode(ctx, ids.data(), n);
     if (st != LES_OK) throw_last_error(env, st, ctx);
     return 0;
   });
 }
 
-JNIEXPORT jfloatArray JNICALL Java_org_les_Native_contextLogits(JNIEnv* env, jclass, jlong h, jint n_vocab) {
-  const float* logits = les_context_logits(as_context(h));
+// i: a token of the last decode (les_context_logits_ith), or INT32_MIN for les_context_logits().
+JNIEXPORT jfloatArray JNICALL Java_org_les_Native_contextLogits(JNIEnv* env, jclass, jlong h, jint n_vocab, jint i) {
+  const float* logits = i == INT32_MIN ? les_context_logits(as_context(h)) : les_context_logits_ith(as_context(h), i);
   if (logits == nullptr || n_vocab <= 0) return nullptr;
   jfloatArray out = env->NewFloatArray(n_vocab);
   if (out != nullptr) env->SetFloatArrayRegion(out, 0, n_vocab, logits);

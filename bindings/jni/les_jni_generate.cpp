@@ -17,8 +17,8 @@ using les_jni::to_bytes;
 namespace {
 
 // GenerateParams.ints(): n_predict, ignore_eos, top_k, penalty_last_n,
-// lookup_ngram, draft_max, draft_min.
-constexpr jsize kInts = 7;
+// lookup_ngram, draft_max, draft_min, parse_special.
+constexpr jsize kInts = 8;
 // Native.generateStats' array (Native.java lists the fields).
 constexpr jsize kStats = 18;
 
@@ -43,6 +43,14 @@ bool on_token(les_token token, const char* piece, size_t len, void* user_data) {
   return go == JNI_TRUE;
 }
 
+// les_context_generate_stats into s; false with a LesException pending on error.
+bool last_stats(JNIEnv* env, jlong h, les_generate_stats& s) {
+  s.struct_size = sizeof s;
+  const les_status st = les_context_generate_stats(as_context(h), &s);
+  if (st != LES_OK) throw_last_error(env, st);
+  return st == LES_OK;
+}
+
 }  // namespace
 
 extern "C" {
@@ -51,12 +59,12 @@ JNIEXPORT void JNICALL Java_org_les_Native_generateDefaults(JNIEnv* env, jclass,
                                                             jlongArray seed) {
   if (ints == nullptr || floats == nullptr || seed == nullptr || env->GetArrayLength(ints) < kInts ||
       env->GetArrayLength(floats) < 6 || env->GetArrayLength(seed) < 1) {
-    throw_les(env, LES_ERR_INVALID_ARGUMENT, "generateDefaults: arrays of 7 ints, 6 floats and 1 long expected");
+    throw_les(env, LES_ERR_INVALID_ARGUMENT, "generateDefaults: arrays of 8 ints, 6 floats and 1 long expected");
     return;
   }
   const les_generate_params p = les_generate_default_params();
-  const jint iv[kInts] = {p.n_predict, p.ignore_eos ? 1 : 0, p.sampler.top_k, p.sampler.penalty_last_n,
-                          p.lookup_ngram, p.draft_max, p.draft_min};
+  const jint iv[kInts] = {p.n_predict,    p.ignore_eos ? 1 : 0, p.sampler.top_k, p.sampler.penalty_last_n,
+                          p.lookup_ngram, p.draft_max,          p.draft_min,     p.parse_special ? 1 : 0};
   const jfloat fv[6] = {p.sampler.temperature,      p.sampler.top_p,
                         p.sampler.min_p,            p.sampler.repeat_penalty,
                         p.sampler.presence_penalty, p.sampler.frequency_penalty};
@@ -68,13 +76,22 @@ JNIEXPORT void JNICALL Java_org_les_Native_generateDefaults(JNIEnv* env, jclass,
 
 JNIEXPORT void JNICALL Java_org_les_Native_generate(JNIEnv* env, jclass, jlong h, jbyteArray prompt, jintArray ints,
                                                     jfloatArray floats, jlong seed, jobjectArray stop,
-                                                    jlong draft_model, jobject listener) {
+                                                    jlong draft_model, jintArray prompt_tokens,
+                                                    jobject listener) {
   guarded(env, 0, [&] {
-    auto text = from_bytes(env, prompt, "prompt");
-    if (!text) return 0;
+    // prompt_tokens non-null: the prompt is these ids and `prompt` is ignored.
+    std::optional<std::string> text = std::string();
+    std::vector<les_token> ids;
+    if (prompt_tokens != nullptr) {
+      ids.resize(static_cast<size_t>(env->GetArrayLength(prompt_tokens)));
+      env->GetIntArrayRegion(prompt_tokens, 0, static_cast<jsize>(ids.size()), ids.data());
+    } else {
+      text = from_bytes(env, prompt, "prompt");
+      if (!text) return 0;
+    }
     if (ints == nullptr || floats == nullptr || env->GetArrayLength(ints) < kInts ||
         env->GetArrayLength(floats) < 6) {
-      throw_les(env, LES_ERR_INVALID_ARGUMENT, "generate: arrays of 7 ints and 6 floats expected");
+      throw_les(env, LES_ERR_INVALID_ARGUMENT, "generate: arrays of 8 ints and 6 floats expected");
       return 0;
     }
     jint iv[kInts];
@@ -97,6 +114,11 @@ JNIEXPORT void JNICALL Java_org_les_Native_generate(JNIEnv* env, jclass, jlong h
     p.draft_max = iv[5];
     p.draft_min = iv[6];
     p.draft_model = draft_model != 0 ? les_jni::as_model(draft_model) : nullptr;
+    p.parse_special = iv[7] != 0;
+    if (prompt_tokens != nullptr) {
+      p.prompt_tokens = ids.data();
+      p.n_prompt_tokens = static_cast<int32_t>(ids.size());
+    }
 
     std::vector<std::string> stops;
     std::vector<const char*> stop_ptrs;
@@ -116,7 +138,7 @@ JNIEXPORT void JNICALL Java_org_les_Native_generate(JNIEnv* env, jclass, jlong h
 
     les_context* ctx = as_context(h);
     Listener l{env, listener};
-    les_status st = les_generate(ctx, text->c_str(), &p, listener != nullptr ? on_token : nullptr, &l);
+    les_status st = les_generate(ctx, prompt_tokens != nullptr ? nullptr : text->c_str(), &p, listener != nullptr ? on_token : nullptr, &l);
     if (env->ExceptionCheck()) return 0;  // the listener's exception propagates as is
     // TokenListener: returning false ends generate() normally (les_generate
     // reports it as LES_ERR_CANCELLED).
@@ -128,12 +150,7 @@ JNIEXPORT void JNICALL Java_org_les_Native_generate(JNIEnv* env, jclass, jlong h
 
 JNIEXPORT jdoubleArray JNICALL Java_org_les_Native_generateStats(JNIEnv* env, jclass, jlong h) {
   les_generate_stats s{};
-  s.struct_size = sizeof s;
-  les_status st = les_context_generate_stats(as_context(h), &s);
-  if (st != LES_OK) {
-    throw_last_error(env, st);
-    return nullptr;
-  }
+  if (!last_stats(env, h, s)) return nullptr;
   const jdouble v[kStats] = {static_cast<jdouble>(s.n_prompt_tokens),
                         static_cast<jdouble>(s.n_generated),
                         s.prefill_seconds,
@@ -155,6 +172,12 @@ JNIEXPORT jdoubleArray JNICALL Java_org_les_Native_generateStats(JNIEnv* env, jc
   jdoubleArray out = env->NewDoubleArray(kStats);
   if (out != nullptr) env->SetDoubleArrayRegion(out, 0, kStats, v);
   return out;
+}
+
+// les_generate_stats.seed (a uint64 that a double of generateStats would round).
+JNIEXPORT jlong JNICALL Java_org_les_Native_generateSeed(JNIEnv* env, jclass, jlong h) {
+  les_generate_stats s{};
+  return last_stats(env, h, s) ? static_cast<jlong>(s.seed) : 0;
 }
 
 JNIEXPORT jbyteArray JNICALL Java_org_les_Native_stopReasonName(JNIEnv* env, jclass, jint reason) {

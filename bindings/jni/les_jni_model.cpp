@@ -44,12 +44,21 @@ JNIEXPORT jbyteArray JNICALL Java_org_les_Native_version(JNIEnv* env, jclass) {
   return guarded(env, jbyteArray{}, [&] { return to_bytes(env, les_version()); });
 }
 
-JNIEXPORT jlong JNICALL Java_org_les_Native_modelLoad(JNIEnv* env, jclass, jbyteArray path, jint n_threads) {
+JNIEXPORT jlong JNICALL Java_org_les_Native_modelLoad(JNIEnv* env, jclass, jbyteArray path, jint n_threads,
+                                                       jint weights, jboolean lock_weights, jint log_level) {
   return guarded(env, jlong{0}, [&]() -> jlong {
     auto p = from_bytes(env, path, "path");
     if (!p) return 0;
+    if (log_level < LES_LOG_DEBUG || log_level > LES_LOG_ERROR) {
+      throw_les(env, LES_ERR_INVALID_ARGUMENT, "logLevel " + std::to_string(log_level) + " is not a LOG_* level (0..3)");
+      return 0;
+    }
     les_model_params mp = les_model_default_params();
     mp.n_threads = n_threads;
+    // An integer outside les_weight_memory is refused by les_model_load, naming the field.
+    mp.weights = static_cast<les_weight_memory>(weights);
+    mp.lock_weights = lock_weights == JNI_TRUE;
+    mp.log_level = static_cast<les_log_level>(log_level);
     les_model* model = nullptr;
     les_status st = les_model_load(p->c_str(), &mp, &model);
     if (st != LES_OK) {

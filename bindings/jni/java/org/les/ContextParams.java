@@ -42,6 +42,14 @@ public final class ContextParams {
   /** Expert cache eviction: EVICTION_NEXT_USE (default), EVICTION_LFU_AGED or EVICTION_LRU. */
   public int eviction;
 
+  /**
+   * 0 (default) = no limit. Greater than 0: a bound in bytes on the whole process's peak resident
+   * set; with expertBudgetBytes 0 the constructor of LesContext chooses the expert budget from it
+   * (see {@link LesContext#memoryPlan()}), and a limit that cannot hold one token's experts throws
+   * INVALID_ARGUMENT giving the arithmetic. Negative values are refused.
+   */
+  public long memoryLimitBytes;
+
   public ContextParams() {
     long[] d = Native.contextDefaults();
     nCtx = (int) d[0];
@@ -52,11 +60,18 @@ public final class ContextParams {
     prefetchCandidates = (int) d[5];
     ioBackend = (int) d[6];
     eviction = (int) d[7];
+    memoryLimitBytes = d[8];
   }
 
   /** Sets nCtx and returns this, for chaining. */
   public ContextParams nCtx(int n) {
     nCtx = n;
+    return this;
+  }
+
+  /** Sets memoryLimitBytes (the whole process's memory limit) and returns this. */
+  public ContextParams memoryLimitBytes(long bytes) {
+    memoryLimitBytes = bytes;
     return this;
   }
 

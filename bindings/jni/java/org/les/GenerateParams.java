@@ -26,7 +26,12 @@ public final class GenerateParams {
   public float frequencyPenalty;
   /** Window of tokens for the penalties; default 64. */
   public int penaltyLastN;
-  /** RNG seed (unsigned 64-bit in C); same seed + same model = same text. */
+  /** {@link #seed} value that asks for a random seed (the default; les.h's LES_SEED_RANDOM). */
+  public static final long SEED_RANDOM = -1L;
+  /**
+   * RNG seed (unsigned 64-bit in C); same seed + same model = same text; SEED_RANDOM (default) =
+   * a random one, reported by GenerateStats.seed.
+   */
   public long seed;
   /** Stop strings (generation stops once the text ends with one); null or empty = none. */
   public String[] stop;
@@ -47,8 +52,14 @@ public final class GenerateParams {
   /** Fewest drafts verified when offered, 0..draftMax; default 0 (the byte-aware length decides). */
   public int draftMin;
 
+  /**
+   * Control-token texts in the prompt (such as {@code <|im_start|>}) become those tokens, as chat
+   * prompts from {@link LesModel#applyChatTemplate} need; default false (plain text).
+   */
+  public boolean parseSpecial;
+
   public GenerateParams() {
-    int[] ints = new int[7];
+    int[] ints = new int[8];
     float[] floats = new float[6];
     long[] seeds = new long[1];
     Native.generateDefaults(ints, floats, seeds);
@@ -59,6 +70,7 @@ public final class GenerateParams {
     lookupNgram = ints[4];
     draftMax = ints[5];
     draftMin = ints[6];
+    parseSpecial = ints[7] != 0;
     temperature = floats[0];
     topP = floats[1];
     minP = floats[2];
@@ -77,7 +89,8 @@ public final class GenerateParams {
   }
 
   int[] ints() {
-    return new int[] {nPredict, ignoreEos ? 1 : 0, topK, penaltyLastN, lookupNgram, draftMax, draftMin};
+    return new int[] {nPredict, ignoreEos ? 1 : 0, topK, penaltyLastN, lookupNgram, draftMax, draftMin,
+        parseSpecial ? 1 : 0};
   }
 
   float[] floats() {

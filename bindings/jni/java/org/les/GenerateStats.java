@@ -36,7 +36,11 @@ public final class GenerateStats {
   /** Wall-clock seconds spent drafting (inside decodeSeconds). */
   public final double draftSeconds;
 
-  GenerateStats(double[] v, String stopReason) {
+  /** The sampler's seed (the one drawn when GenerateParams.seed asked for a random one). */
+  public final long seed;
+
+  GenerateStats(double[] v, String stopReason, long seed) {
+    this.seed = seed;
     nPromptTokens = (int) v[0];
     nGenerated = (int) v[1];
     prefillSeconds = v[2];

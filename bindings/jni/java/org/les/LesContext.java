@@ -1,15 +1,18 @@
 package org.les;
 
+import java.io.Closeable;
 import java.nio.charset.StandardCharsets;
 
 /**
  * One generation stream over a {@link LesModel} ({@code les_context}: KV cache, logits, sampler
  * state). Use a context from one thread at a time: a second concurrent call throws LesException
- * instead of racing. {@link #cancel()} alone may be called from any thread at any time, and
- * {@link #close()} from any thread (during generate() it cancels and frees the context when
- * generate() returns). Every method of a closed context throws LesException (INVALID_ARGUMENT).
+ * instead of racing. {@link #cancel()}, {@link #setExpertBudget}, {@link #streamStats()},
+ * {@link #streamLayerStats} and {@link #memoryPlan()} may be called from any thread at any time
+ * (also during generate()), and {@link #close()} from any thread (during generate() it cancels and
+ * frees the context when generate() returns). Every method of a closed context throws LesException
+ * (INVALID_ARGUMENT).
  */
-public final class LesContext implements AutoCloseable {
+public final class LesContext implements Closeable {
   private final NativeHandle handle;
   private final int nVocab;
 
@@ -31,7 +34,8 @@ public final class LesContext implements AutoCloseable {
     long ch;
     try {
       ch = Native.contextCreate(mh, params.nCtx, params.nBatch, params.nThreads, params.kvType,
-          params.expertBudgetBytes, params.prefetchCandidates, params.ioBackend, params.eviction);
+          params.expertBudgetBytes, params.prefetchCandidates, params.ioBackend, params.eviction,
+          params.memoryLimitBytes);
     } finally {
       model.handle.release();
     }
@@ -44,23 +48,33 @@ public final class LesContext implements AutoCloseable {
    * (empty array, token id out of range), CONTEXT_FULL (no room in the KV cache).
    */
   public void decode(int... tokens) {
+    decode(tokens, false);
+  }
+
+  /**
+   * Like decode(), and keeps the logits of every token (perplexity, verification): afterwards
+   * logits(i) gives token i's for 0 <= i < tokens.length (or -tokens.length <= i < 0 from the end).
+   */
+  public void decodeAllLogits(int... tokens) {
+    decode(tokens, true);
+  }
+
+  private void decode(int[] tokens, boolean allLogits) {
     if (tokens == null) throw new LesException(LesException.INVALID_ARGUMENT, "tokens is null");
-    long h = handle.acquire();
-    try {
-      Native.contextDecode(h, tokens);
-    } finally {
-      handle.release();
-    }
+    handle.run(h -> Native.contextDecode(h, tokens, allLogits));
   }
 
   /** A copy of the last decoded token's logits (nVocab floats, index = token id); null before any decode. */
   public float[] logits() {
-    long h = handle.acquire();
-    try {
-      return Native.contextLogits(h, nVocab);
-    } finally {
-      handle.release();
-    }
+    return handle.call(h -> Native.contextLogits(h, nVocab, Integer.MIN_VALUE));
+  }
+
+  /**
+   * A copy of token i's logits of the last decode (negative i counts from the end, -1 = last).
+   * After decodeAllLogits() any i in [-n, n) works, after decode() only -1; null otherwise.
+   */
+  public float[] logits(int i) {
+    return handle.call(h -> Native.contextLogits(h, nVocab, i));
   }
 
   /** Tokens the context holds: its KV cache positions plus the pending last generated token. */
@@ -112,7 +126,22 @@ public final class LesContext implements AutoCloseable {
    * The KV cache keeps the prompt and the generated tokens.
    */
   public GenerateStats generate(String prompt, GenerateParams params, TokenListener listener) {
-    byte[] p = Native.utf8(prompt, "prompt");
+    return generate(Native.utf8(prompt, "prompt"), null, params, listener);
+  }
+
+  /**
+   * Like {@link #generate(String, GenerateParams, TokenListener)} with the prompt given as token
+   * ids (BOS is the caller's to include), e.g. to continue after the common prefix of tokens().
+   * Null or empty promptTokens: INVALID_ARGUMENT.
+   */
+  public GenerateStats generate(int[] promptTokens, GenerateParams params, TokenListener listener) {
+    if (promptTokens == null || promptTokens.length == 0) {
+      throw new LesException(LesException.INVALID_ARGUMENT, "promptTokens is null or empty");
+    }
+    return generate(null, promptTokens.clone(), params, listener);
+  }
+
+  private GenerateStats generate(byte[] p, int[] promptTokens, GenerateParams params, TokenListener listener) {
     if (params == null) throw new LesException(LesException.INVALID_ARGUMENT, "params is null");
     byte[][] stop = null;
     if (params.stop != null) {
@@ -124,7 +153,7 @@ public final class LesContext implements AutoCloseable {
       LesModel draft = params.draftModel;
       long dh = draft != null ? draft.handle.acquire() : 0;
       try {
-        Native.generate(h, p, params.ints(), params.floats(), params.seed, stop, dh, listener);
+        Native.generate(h, p, params.ints(), params.floats(), params.seed, stop, dh, promptTokens, listener);
       } finally {
         if (draft != null) draft.handle.release();
       }
@@ -136,8 +165,8 @@ public final class LesContext implements AutoCloseable {
 
   private static GenerateStats stats(long h) {
     double[] v = Native.generateStats(h);
-    return new GenerateStats(v, new String(Native.stopReasonName((int) v[7]),
-        StandardCharsets.UTF_8));
+    return new GenerateStats(v, new String(Native.stopReasonName((int) v[7]), StandardCharsets.UTF_8),
+        Native.generateSeed(h));
   }
 
   /** Statistics of the last generate() on this context. */
@@ -157,6 +186,94 @@ public final class LesContext implements AutoCloseable {
    */
   public void cancel() {
     handle.withOpenHandle(Native::contextCancel);
+  }
+
+  /**
+   * Changes the expert budget (bytes) of a streaming context, from any thread, also during
+   * generate() (e.g. on an Android onTrimMemory()): returns once the new budget is in effect
+   * (a few milliseconds at most); the generated text does not change. Throws INVALID_ARGUMENT when
+   * the context does not stream experts, or bytes is below the minimum (the message names it);
+   * nothing changes then.
+   */
+  public void setExpertBudget(long bytes) {
+    handle.callShared(h -> {
+      Native.contextSetExpertBudget(h, bytes);
+      return null;
+    });
+  }
+
+  /** Streaming totals since creation; any thread, any time. Not streaming: INVALID_ARGUMENT. */
+  public StreamStats streamStats() {
+    long[] i = new long[14];
+    double[] r = new double[5];
+    handle.callShared(h -> {
+      Native.contextStreamStats(h, i, r);
+      return null;
+    });
+    return new StreamStats(i, r);
+  }
+
+  /** One layer's cache and predictor figures; any thread. Layer out of range: INVALID_ARGUMENT. */
+  public StreamLayerStats streamLayerStats(int layer) {
+    long[] i = new long[3];
+    double[] r = new double[2];
+    handle.callShared(h -> {
+      Native.contextStreamLayerStats(h, layer, i, r);
+      return null;
+    });
+    return new StreamLayerStats(i, r);
+  }
+
+  /** How ContextParams.memoryLimitBytes was split (all 0 without a limit); any thread. */
+  public MemoryPlan memoryPlan() {
+    long[] v = new long[10];
+    handle.callShared(h -> {
+      Native.contextMemoryPlan(h, v);
+      return null;
+    });
+    return new MemoryPlan(v);
+  }
+
+  /** The token ids the context holds: its KV cache positions in order, then the pending token. */
+  public int[] tokens() {
+    return handle.call(Native::contextTokens);
+  }
+
+  /** The exact size in bytes of saveState()'s output now. */
+  public long stateSize() {
+    return handle.call(Native::contextStateSize);
+  }
+
+  /**
+   * The context's state (tokens, pending token, KV cache, the model's fingerprint), to restore
+   * with loadState() into this context or a new one over the same model. OUT_OF_MEMORY when it
+   * exceeds a Java array (use saveStateFile()).
+   */
+  public byte[] saveState() {
+    return handle.call(Native::contextStateSave);
+  }
+
+  /**
+   * Replaces the context's tokens and KV cache with a saved state; generation then continues as
+   * if it had never been saved. Errors leave the context unchanged: FORMAT (not a state, truncated,
+   * corrupted), INVALID_ARGUMENT (null, another model, another KV cache type), UNSUPPORTED (a newer
+   * format), CONTEXT_FULL (nCtx too small).
+   */
+  public void loadState(byte[] state) {
+    if (state == null) throw new LesException(LesException.INVALID_ARGUMENT, "state is null");
+    handle.run(h -> Native.contextStateLoad(h, state));
+  }
+
+  /** saveState() into a file (written to PATH.tmp, then renamed over path); IO errors name the path. */
+  public void saveStateFile(String path) {
+    byte[] p = Native.utf8(path, "path");
+    handle.run(h -> Native.contextStateSaveFile(h, p));
+  }
+
+  /** loadState() from a file written by saveStateFile(); errors as loadState(), IO naming the path. */
+  public void loadStateFile(String path) {
+    byte[] p = Native.utf8(path, "path");
+    handle.run(h -> Native.contextStateLoadFile(h, p));
   }
 
   /** True once close() was called. */

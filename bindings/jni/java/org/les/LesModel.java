@@ -1,6 +1,8 @@
 package org.les;
 
+import java.io.Closeable;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 /**
  * The weights of one GGUF model ({@code les_model}). Immutable after load; thread-safe: any number
@@ -8,7 +10,7 @@ import java.nio.charset.StandardCharsets;
  * it stay usable after the model is closed (the native weights are freed with the last context).
  * Every method of a closed model throws {@link LesException} ({@link LesException#INVALID_ARGUMENT}).
  */
-public final class LesModel implements AutoCloseable {
+public final class LesModel implements Closeable {
   private static final int INFO_N_VOCAB = 0;
   private static final int INFO_N_EMBD = 1;
   private static final int INFO_N_LAYER = 2;
@@ -36,7 +38,83 @@ public final class LesModel implements AutoCloseable {
    * (missing file), FORMAT (malformed GGUF), UNSUPPORTED (architecture or tensor type).
    */
   public static LesModel load(String path, int nThreads) {
-    return new LesModel(Native.modelLoad(Native.utf8(path, "path"), nThreads));
+    return load(path, new ModelParams().nThreads(nThreads));
+  }
+
+  /**
+   * Loads a GGUF file with the given parameters. Throws LesException: IO (missing file, a file
+   * changed while read), FORMAT (malformed GGUF), UNSUPPORTED (architecture or tensor type),
+   * INVALID_ARGUMENT (a bad field, named), OUT_OF_MEMORY.
+   */
+  public static LesModel load(String path, ModelParams params) {
+    if (params == null) throw new LesException(LesException.INVALID_ARGUMENT, "params is null");
+    return new LesModel(Native.modelLoad(Native.utf8(path, "path"), params.nThreads, params.weights,
+        params.lockWeights, params.logLevel));
+  }
+
+  /** True when the linked library is version major.minor or newer ({@code les_version_at_least}). */
+  public static boolean versionAtLeast(int major, int minor) {
+    return Native.versionAtLeast(major, minor);
+  }
+
+  /** The largest thread count ModelParams and ContextParams accept (4 x hardware threads). */
+  public static int maxThreads() {
+    return Native.maxThreads();
+  }
+
+  /**
+   * Renders a conversation into the prompt text of a chat template ({@code les_chat_apply_template}).
+   * template: a family name ("chatml", "llama3", ... see {@link #chatTemplateNames()}), or null for
+   * the model's own (chatml with a warning when the model has none). addAssistantPrefix: end with
+   * the opening of the assistant's turn, so generation answers. Generate from the text with
+   * {@link GenerateParams#parseSpecial} = true. Throws INVALID_ARGUMENT (null message, role or
+   * content, an unknown name, a role the family cannot express), UNSUPPORTED (the model's template
+   * is of no known family: name one). Thread-safe.
+   */
+  public String applyChatTemplate(String template, List<ChatMessage> messages, boolean addAssistantPrefix) {
+    if (messages == null) throw new LesException(LesException.INVALID_ARGUMENT, "messages is null");
+    String[] roles = new String[messages.size()];
+    String[] contents = new String[messages.size()];
+    for (int i = 0; i < roles.length; i++) {
+      ChatMessage m = messages.get(i);
+      if (m == null) throw new LesException(LesException.INVALID_ARGUMENT, "messages[" + i + "] is null");
+      roles[i] = m.role;
+      contents[i] = m.content;
+    }
+    byte[][] r = Native.utf8All(roles, "role of messages");
+    byte[][] c = Native.utf8All(contents, "content of messages");
+    byte[] t = template == null ? null : Native.utf8(template, "template");
+    return new String(handle.call(h -> Native.chatApplyTemplate(h, t, r, c, addAssistantPrefix)),
+        StandardCharsets.UTF_8);
+  }
+
+  /** Which template applyChatTemplate(template, ...) would use, and where it comes from. */
+  public ChatTemplate chatTemplate(String template) {
+    byte[] t = template == null ? null : Native.utf8(template, "template");
+    int[] source = new int[1];
+    byte[] name = handle.call(h -> Native.chatTemplateResolve(h, t, source));
+    return new ChatTemplate(new String(name, StandardCharsets.UTF_8), source[0]);
+  }
+
+  /** Every template name applyChatTemplate accepts: canonical names, then aliases. */
+  public static String[] chatTemplateNames() {
+    String[] out = new String[Native.chatTemplateCount()];
+    for (int i = 0; i < out.length; i++) out[i] = new String(Native.chatTemplateName(i), StandardCharsets.UTF_8);
+    return out;
+  }
+
+  /**
+   * Checks that draft can draft for this model (the same vocabulary, token for token), as
+   * {@link GenerateParams#draftModel} needs; throws INVALID_ARGUMENT naming the first difference.
+   */
+  public void checkDraft(LesModel draft) {
+    if (draft == null) throw new LesException(LesException.INVALID_ARGUMENT, "draft is null");
+    long th = handle.acquire();
+    try {
+      draft.handle.run(dh -> Native.modelCheckDraft(th, dh));
+    } finally {
+      handle.release();
+    }
   }
 
   /** The linked library's version, "MAJOR.MINOR.PATCH" ({@code les_version()}). */

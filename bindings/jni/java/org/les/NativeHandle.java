@@ -1,19 +1,22 @@
 package org.les;
 
 import java.util.function.LongConsumer;
+import java.util.function.LongFunction;
 
 /**
  * Guards one native handle (a {@code les_model*} or {@code les_context*} as a long) against use
  * after close and, for contexts, against concurrent calls. Every native call runs between
- * {@link #acquire()} and {@link #release()}; {@link #close()} frees the handle at once when no call
- * is running, otherwise when the last running call releases it. Thread-safe.
+ * {@link #acquire()} (or {@link #acquireShared()}) and {@link #release()}; {@link #close()} frees
+ * the handle at once when no call is running, otherwise when the last running call releases it.
+ * Thread-safe.
  */
 final class NativeHandle {
   private final String owner;
   private final boolean exclusive;
   private final LongConsumer free;
   private long handle;
-  private int active;
+  private int active; // calls running (exclusive and shared)
+  private int activeExclusive; // of those, calls that hold the handle alone
   private boolean closing;
 
   /**
@@ -35,10 +38,26 @@ final class NativeHandle {
     if (handle == 0 || closing) {
       throw new LesException(LesException.INVALID_ARGUMENT, owner + " is closed");
     }
-    if (exclusive && active > 0) {
+    if (exclusive && activeExclusive > 0) {
       throw new LesException(LesException.INVALID_ARGUMENT, owner
-          + " is already in a call (use a context from one thread at a time; only cancel() may"
-          + " be called during generate())");
+          + " is already in a call (use a context from one thread at a time; only cancel(),"
+          + " setExpertBudget(), streamStats(), streamLayerStats() and memoryPlan() may be called"
+          + " during another call)");
+    }
+    active++;
+    if (exclusive) activeExclusive++;
+    return handle;
+  }
+
+  /**
+   * The handle for a call that les.h allows from any thread at any time, also while another
+   * call runs (set the expert budget, read streaming statistics). It keeps the handle from being
+   * freed until {@link #releaseShared()}, but does not exclude other calls. Throws LesException
+   * if closed.
+   */
+  synchronized long acquireShared() {
+    if (handle == 0 || closing) {
+      throw new LesException(LesException.INVALID_ARGUMENT, owner + " is closed");
     }
     active++;
     return handle;
@@ -46,9 +65,19 @@ final class NativeHandle {
 
   /** Ends a call started by acquire(); frees the handle if close() came meanwhile. */
   void release() {
+    releaseCall(exclusive);
+  }
+
+  /** Ends a call started by acquireShared(); frees the handle if close() came meanwhile. */
+  void releaseShared() {
+    releaseCall(false);
+  }
+
+  private void releaseCall(boolean wasExclusive) {
     long toFree = 0;
     synchronized (this) {
       active--;
+      if (wasExclusive) activeExclusive--;
       if (active == 0 && closing && handle != 0) {
         toFree = handle;
         handle = 0;
@@ -64,6 +93,36 @@ final class NativeHandle {
    */
   synchronized void withOpenHandle(LongConsumer action) {
     if (handle != 0) action.accept(handle);
+  }
+
+  /** Runs fn with the handle between acquire() and release(), returning its value. */
+  <T> T call(LongFunction<T> fn) {
+    long h = acquire();
+    try {
+      return fn.apply(h);
+    } finally {
+      release();
+    }
+  }
+
+  /** Runs fn with the handle between acquire() and release(). */
+  void run(LongConsumer fn) {
+    long h = acquire();
+    try {
+      fn.accept(h);
+    } finally {
+      release();
+    }
+  }
+
+  /** Runs fn with the handle between acquireShared() and releaseShared(), returning its value. */
+  <T> T callShared(LongFunction<T> fn) {
+    long h = acquireShared();
+    try {
+      return fn.apply(h);
+    } finally {
+      releaseShared();
+    }
   }
 
   /** True once close() was called. */

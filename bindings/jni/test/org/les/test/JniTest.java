@@ -32,11 +32,11 @@ public final class JniTest {
   private static int[] greedyIds;
   private static String greedyText;
 
-  private interface Body {
+  interface Body {
     void run() throws Exception;
   }
 
-  private static void test(String name, Body body) {
+  static void test(String name, Body body) {
     try {
       body.run();
       passed++;
@@ -48,16 +48,16 @@ public final class JniTest {
     }
   }
 
-  private static void check(boolean cond, String what) {
+  static void check(boolean cond, String what) {
     if (!cond) throw new AssertionError(what);
   }
 
-  private static void checkEq(Object expected, Object got, String what) {
+  static void checkEq(Object expected, Object got, String what) {
     if (!expected.equals(got)) throw new AssertionError(what + ": expected <" + expected + "> got <" + got + ">");
   }
 
   /** Runs body, which must throw LesException with the given status; returns it. */
-  private static LesException expectLes(int status, Body body) throws Exception {
+  static LesException expectLes(int status, Body body) throws Exception {
     try {
       body.run();
     } catch (LesException e) {
@@ -87,6 +87,7 @@ public final class JniTest {
 
     try (LesModel model = LesModel.load(modelPath, 2)) {
       runWithModel(model);
+      JniApiTest.run(model, modelPath, prompt, greedyText, greedyIds.length);
     } catch (Throwable t) {
       failed++;
       System.out.println("FAIL loading " + modelPath + ": " + t);
@@ -287,7 +288,7 @@ public final class JniTest {
         expectLes(LesException.INVALID_ARGUMENT, () -> model.detokenize(new int[] {1, -5}));
         expectLes(LesException.INVALID_ARGUMENT, () -> model.tokenize(null));
         expectLes(LesException.INVALID_ARGUMENT, () -> model.detokenize(null));
-        expectLes(LesException.INVALID_ARGUMENT, () -> ctx.generate(null, new GenerateParams(), null));
+        expectLes(LesException.INVALID_ARGUMENT, () -> ctx.generate((String) null, new GenerateParams(), null));
         expectLes(LesException.INVALID_ARGUMENT, () -> ctx.generate(prompt, null, null));
         expectLes(LesException.INVALID_ARGUMENT, () -> ctx.generate("a\0b", new GenerateParams(), null));
         expectLes(LesException.INVALID_ARGUMENT, () -> new LesContext(null));
