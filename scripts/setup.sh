@@ -10,7 +10,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git python3
   liburing-dev libfmt-dev libspdlog-dev catch2 nlohmann-json3-dev libcli11-dev
   libbenchmark-dev libutf8proc-dev
-  default-jdk-headless
+  default-jdk-headless kotlin
   clang libclang-rt-14-dev valgrind
   g++-aarch64-linux-gnu qemu-user
 )
