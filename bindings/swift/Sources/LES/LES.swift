@@ -1,6 +1,8 @@
 // An idiomatic Swift layer over les.h: `Model` (weights, tokenizer), `Context`
 // (KV cache, decode, logits, streaming generation as an AsyncThrowingStream),
-// errors as `LESError`. Untested here (no Swift toolchain on the build machine).
+// errors as `LESError`; Chat.swift, Session.swift, Stream.swift and Sampler.swift
+// add chat templates, sessions, expert streaming and the sampler.
+// Untested here (no Swift toolchain on the build machine).
 import CLes
 import Foundation
 
@@ -29,7 +31,7 @@ public struct LESError: Error, CustomStringConvertible {
   }
 }
 
-@inline(__always) private func check(_ status: les_status, context: OpaquePointer? = nil) throws {
+@inline(__always) func check(_ status: les_status, context: OpaquePointer? = nil) throws {
   if status != LES_OK { throw LESError.last(status, context: context) }
 }
 
@@ -39,11 +41,21 @@ public struct LESError: Error, CustomStringConvertible {
 public final class Model: @unchecked Sendable {
   let handle: OpaquePointer
 
-  /// Loads a GGUF file. `threads`: compute threads, 0 = one per core.
-  /// Throws LESError (I/O for a missing file, format for a malformed one).
-  public init(path: String, threads: Int32 = 0) throws {
+  /// How the weights are held (les_weight_memory): `.auto` reads the dense weights
+  /// into LES's memory and leaves the routed experts in the file (a file changed
+  /// under a streaming context gives I/O errors, never a signal); `.mmap` maps
+  /// everything (least memory; SIGBUS if the file changes); `.read` reads everything.
+  public enum Weights: UInt32, Sendable { case auto = 0, mmap = 1, read = 2 }
+
+  /// Loads a GGUF file. `threads`: compute threads, 0 = one per core, at most
+  /// `LES.maxThreads`. `lockWeights`: mlock what was read (a failed lock only warns).
+  /// Throws LESError (I/O for a missing file, format for a malformed one,
+  /// invalid argument naming a bad field).
+  public init(path: String, threads: Int32 = 0, weights: Weights = .auto, lockWeights: Bool = false) throws {
     var params = les_model_default_params()
     params.n_threads = threads
+    params.weights = les_weight_memory(rawValue: weights.rawValue)
+    params.lock_weights = lockWeights
     var model: OpaquePointer?
     try check(les_model_load(path, &params, &model))
     guard let model else { throw LESError.invalid("les_model_load returned no model") }
@@ -130,7 +142,18 @@ public struct GenerateParams: Sendable {
   public var topP: Float
   public var minP: Float
   public var repeatPenalty: Float
+  public var presencePenalty: Float
+  public var frequencyPenalty: Float
+  /// Window of tokens for the penalties.
+  public var penaltyLastN: Int32
+  /// RNG seed; `LES_SEED_RANDOM` (the default) draws one, reported by GenerateStats.seed.
   public var seed: UInt64
+  /// Control-token texts in the prompt (<|im_start|>, ...) become those tokens, as
+  /// chat prompts from `Model.chatPrompt` need.
+  public var parseSpecial: Bool
+  /// Non-nil: the prompt is these token ids (BOS is the caller's to include) and
+  /// the prompt string is ignored.
+  public var promptTokens: [Int32]?
   /// Generation stops once the text ends with one of these.
   public var stop: [String] = []
   /// Speculative decoding with prompt lookup: n-grams of up to this many tokens
@@ -155,7 +178,12 @@ public struct GenerateParams: Sendable {
     topP = d.sampler.top_p
     minP = d.sampler.min_p
     repeatPenalty = d.sampler.repeat_penalty
+    presencePenalty = d.sampler.presence_penalty
+    frequencyPenalty = d.sampler.frequency_penalty
+    penaltyLastN = d.sampler.penalty_last_n
     seed = d.sampler.seed
+    parseSpecial = d.parse_special
+    promptTokens = nil
     lookupNgram = d.lookup_ngram
     draftModel = nil
     draftMax = d.draft_max
@@ -185,13 +213,23 @@ public final class Context: @unchecked Sendable {
   /// the routed experts resident; > 0 streams them from the file through an
   /// expert cache of that many bytes (below the minimum: LESError naming it).
   /// prefetchCandidates: lookahead experts per layer, -1 = top-k + 2, 0 = none.
+  /// memoryLimitBytes: 0 = none; > 0 bounds the whole process's peak resident set
+  /// and, with expertBudgetBytes 0, chooses the budget (`memoryPlan()` tells the
+  /// split; an impossible limit throws with the arithmetic). ioBackend: how expert
+  /// bytes are read (LES_IO_AUTO, LES_IO_PREAD, LES_IO_DISPATCH_IO on Apple).
   public init(model: Model, contextLength: Int32 = 0, threads: Int32 = 0,
-              expertBudgetBytes: UInt64 = 0, prefetchCandidates: Int32 = -1) throws {
+              expertBudgetBytes: UInt64 = 0, prefetchCandidates: Int32 = -1,
+              memoryLimitBytes: UInt64 = 0, ioBackend: les_io_backend = LES_IO_AUTO,
+              eviction: les_eviction_policy = LES_EVICTION_NEXT_USE, kvType: les_kv_type = LES_KV_F16) throws {
     var params = les_context_default_params()
     params.n_ctx = contextLength
     params.n_threads = threads
     params.expert_budget_bytes = expertBudgetBytes
     params.prefetch_candidates = prefetchCandidates
+    params.memory_limit_bytes = memoryLimitBytes
+    params.io_backend = ioBackend
+    params.eviction = eviction
+    params.kv_type = kvType
     var ctx: OpaquePointer?
     try check(les_context_create(model.handle, &params, &ctx))
     guard let ctx else { throw LESError.invalid("les_context_create returned no context") }
@@ -201,7 +239,8 @@ public final class Context: @unchecked Sendable {
 
   deinit { les_context_free(handle) }
 
-  private func exclusive<R>(_ body: () throws -> R) throws -> R {
+  /// Runs body as the context's one caller (Session.swift and the others use it too).
+  func exclusive<R>(_ body: () throws -> R) throws -> R {
     lock.lock()
     if busy {
       lock.unlock()
@@ -219,11 +258,23 @@ public final class Context: @unchecked Sendable {
   public var contextLength: Int32 { les_context_n_ctx(handle) }
 
   /// Appends `tokens` to the KV cache and runs the forward pass. On error nothing is appended.
-  public func decode(_ tokens: [Int32]) throws {
+  /// allLogits: keep every token's logits (`logits(at:)`), as perplexity or verification need.
+  public func decode(_ tokens: [Int32], allLogits: Bool = false) throws {
     try exclusive {
       try tokens.withUnsafeBufferPointer { buf in
-        try check(les_context_decode(handle, buf.baseAddress, Int32(buf.count)), context: handle)
+        let n = Int32(buf.count)
+        try check(allLogits ? les_context_decode_all_logits(handle, buf.baseAddress, n)
+                            : les_context_decode(handle, buf.baseAddress, n), context: handle)
       }
+    }
+  }
+
+  /// A copy of token `i`'s logits of the last decode (negative counts from the end);
+  /// nil out of range (after a plain decode only -1 exists).
+  public func logits(at i: Int32) throws -> [Float]? {
+    try exclusive { () -> [Float]? in
+      guard let p = les_context_logits_ith(handle, i) else { return nil }
+      return Array(UnsafeBufferPointer(start: p, count: Int(model.vocabularySize)))
     }
   }
 
@@ -287,7 +338,11 @@ public final class Context: @unchecked Sendable {
     p.sampler.top_p = params.topP
     p.sampler.min_p = params.minP
     p.sampler.repeat_penalty = params.repeatPenalty
+    p.sampler.presence_penalty = params.presencePenalty
+    p.sampler.frequency_penalty = params.frequencyPenalty
+    p.sampler.penalty_last_n = params.penaltyLastN
     p.sampler.seed = params.seed
+    p.parse_special = params.parseSpecial
     p.lookup_ngram = params.lookupNgram
     p.draft_max = params.draftMax
     p.draft_min = params.draftMin
@@ -305,8 +360,15 @@ public final class Context: @unchecked Sendable {
     let status: les_status = stopPointers.withUnsafeBufferPointer { stops in
       p.stop = stops.isEmpty ? nil : stops.baseAddress
       p.n_stop = Int32(stops.count)
-      // The draft model (if any) stays alive for the call.
-      return withExtendedLifetime(params.draftModel) { les_generate(handle, prompt, &p, callback, userData) }
+      // The draft model (if any) stays alive for the call; token prompts are borrowed for it.
+      return withExtendedLifetime(params.draftModel) { () -> les_status in
+        guard let ids = params.promptTokens else { return les_generate(handle, prompt, &p, callback, userData) }
+        return ids.withUnsafeBufferPointer { buf in
+          p.prompt_tokens = buf.baseAddress
+          p.n_prompt_tokens = Int32(buf.count)
+          return les_generate(handle, nil, &p, callback, userData)
+        }
+      }
     }
     // The consumer went away: the stream is over, nothing to report.
     if sink.consumerGone { return }
@@ -337,8 +399,14 @@ public struct GenerateStats: Sendable {
   /// Expert bytes read from the file during target passes (0 when resident).
   public let expertBytesRead: UInt64
   public let draftSeconds: Double
+  /// The sampler's seed (the drawn one for LES_SEED_RANDOM).
+  public let seed: UInt64
+  /// Why generation ended: "eos", "stop_string", "n_predict", "context_full" or "cancelled".
+  public let stopReason: String
 
   init(_ s: les_generate_stats) {
+    seed = s.seed
+    stopReason = String(cString: les_stop_reason_name(s.stop_reason))
     promptTokens = s.n_prompt_tokens
     generated = s.n_generated
     prefillSeconds = s.prefill_seconds

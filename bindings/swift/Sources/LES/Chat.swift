@@ -1,0 +1,64 @@
+// Chat templates (les_chat.h), the draft-model check and library queries.
+// Thread-safe (the model is immutable). Untested here (no Swift toolchain).
+import CLes
+import Foundation
+
+/// One turn of a conversation: role "system", "user", "assistant" (or "tool").
+public struct ChatMessage: Sendable {
+  public let role: String
+  public let content: String
+  public init(role: String, content: String) { self.role = role; self.content = content }
+  public static func system(_ c: String) -> ChatMessage { ChatMessage(role: "system", content: c) }
+  public static func user(_ c: String) -> ChatMessage { ChatMessage(role: "user", content: c) }
+  public static func assistant(_ c: String) -> ChatMessage { ChatMessage(role: "assistant", content: c) }
+}
+
+/// Library-wide queries.
+public enum LES {
+  /// The linked library's version, "MAJOR.MINOR.PATCH".
+  public static var version: String { String(cString: les_version()) }
+  /// True when the linked library is major.minor or newer.
+  public static func versionAtLeast(_ major: Int32, _ minor: Int32) -> Bool { les_version_at_least(major, minor) }
+  /// The largest thread count Model and Context accept.
+  public static var maxThreads: Int32 { les_max_threads() }
+  /// Every chat template name: canonical names, then aliases.
+  public static var chatTemplateNames: [String] {
+    (0..<les_chat_template_count()).compactMap { les_chat_template_name($0).map { String(cString: $0) } }
+  }
+}
+
+extension Model {
+  /// The prompt text of `messages` in a chat template: `template` a family name
+  /// (`LES.chatTemplateNames`), nil for the model's own (chatml when it has none).
+  /// Generate from it with `GenerateParams.parseSpecial = true`. Throws LESError
+  /// (unknown name, a role the family lacks; unsupported: the model's template is
+  /// of no known family).
+  public func chatPrompt(_ messages: [ChatMessage], template: String? = nil,
+                         addAssistantPrefix: Bool = true) throws -> String {
+    let roles = messages.map { strdup($0.role) }
+    let contents = messages.map { strdup($0.content) }
+    defer { roles.forEach { free($0) }; contents.forEach { free($0) } }
+    let msgs = zip(roles, contents).map { les_chat_message(role: UnsafePointer($0), content: UnsafePointer($1)) }
+    var buf = [CChar](repeating: 0, count: 4096)
+    var n = 0
+    var status = les_chat_apply_template(handle, template, msgs, msgs.count, addAssistantPrefix, &buf, buf.count, &n)
+    if status == LES_ERR_INVALID_ARGUMENT && n >= buf.count {  // too small: n is the length needed
+      buf = [CChar](repeating: 0, count: n + 1)
+      status = les_chat_apply_template(handle, template, msgs, msgs.count, addAssistantPrefix, &buf, buf.count, &n)
+    }
+    try check(status)
+    return String(cString: buf)
+  }
+
+  /// The canonical name of the template `chatPrompt(_:template:)` uses, and whether
+  /// it was named, recognised from the model, or the chatml fallback.
+  public func chatTemplate(_ template: String? = nil) throws -> (name: String, source: les_chat_template_source) {
+    var name: UnsafePointer<CChar>?
+    var source = LES_CHAT_TEMPLATE_NAMED
+    try check(les_chat_template_resolve(handle, template, &name, &source))
+    return (name.map { String(cString: $0) } ?? "", source)
+  }
+
+  /// Throws unless `draft` can draft for this model (same vocabulary), naming the first difference.
+  public func checkDraft(_ draft: Model) throws { try check(les_model_check_draft(handle, draft.handle)) }
+}
