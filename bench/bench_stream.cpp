@@ -140,16 +140,6 @@ les::Result<double> disk_bandwidth(const std::string& path, les::io::IoBackendKi
   return static_cast<double>(n_reads * read_bytes) / seconds_since(t0);
 }
 
-// Reads the whole file once so its pages sit in the page cache.
-void warm_page_cache(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) return;
-  std::vector<char> buf(size_t{8} << 20);
-  while (::read(fd, buf.data(), buf.size()) > 0) {
-  }
-  ::close(fd);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -188,7 +178,7 @@ int main(int argc, char** argv) {
   if (!io_kind.ok()) return fail("--io", io_kind.status());
   auto policy = les::sched::parse_eviction_policy(a.eviction);
   if (!policy.ok()) return fail("--eviction", policy.status());
-  if (a.warm_file) warm_page_cache(a.model);
+  if (a.warm_file) les::bench::warm_page_cache(a.model);
 
   les::ModelParams mp;
   mp.n_threads = a.threads;
