@@ -25,6 +25,22 @@
 // {"budget_mb", "policy", "default", "hit_rate", "bytes_read"} per budget and
 // policy (hit rate over decode lookups, bytes over the decode misses).
 // Without --json the same as a table. It measures and prints; it asserts nothing.
+//
+// End to end (--model FILE.gguf, a file of the trace's shape: the
+// 30B-A3B-shaped `les synth --preset qwen3-30b-a3b` for the Qwen3-30B-A3B
+// trace): a real forward pass computes exactly the trace's experts of every
+// (token, layer), reading them from disk under each budget
+// (src/trace/e2e_replay.h), for one configuration (--config):
+//   ondemand_lru  lru eviction, no lookahead (every miss a demand read)
+//   default       LES's default policy and lookahead c, the predictor
+//                 SIMULATED at --recall R (default 0.886)
+//   resident      experts from the file's memory map (read into the page
+//                 cache first): the compute reference, budgets ignored
+// --recall 1.0 with default gives the ceiling of a perfect predictor. Prints
+// decode tok/s, bytes read per token, hit rate, I/O wait per token and the
+// disk's sequential O_DIRECT rate measured in the same process. Timing: run
+// it alone on the machine (bench/trace_e2e.py runs each cell in a fresh
+// process, page cache dropped, under `flock -x`).
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -34,8 +50,11 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bench_support.h"
+#include "core/model/model.h"
 #include "sched/eviction_policy.h"
 #include "trace/cache_replay.h"
+#include "trace/e2e_replay.h"
 #include "trace/route_trace.h"
 
 namespace {
@@ -52,6 +71,12 @@ struct Args {
   double half_life = les::sched::kNextUseHalfLife;
   int timing = 0;
   bool json = false;
+  // end to end
+  std::string model;
+  std::string config = "default";
+  int threads = 2;
+  int tokens = 0;
+  double disk_probe_mib = 1024;
 };
 
 struct Row {
@@ -64,6 +89,87 @@ struct Row {
 int fail(const std::string& what) {
   std::fprintf(stderr, "bench_trace: %s\n", what.c_str());
   return 1;
+}
+
+// End-to-end mode: one configuration, every budget (or one resident run).
+int run_end_to_end(const Args& a, const les::trace::RouteTrace& trace, const std::vector<double>& budgets) {
+  const bool resident = a.config == "resident";
+  les::ModelParams mp;
+  mp.n_threads = a.threads;
+  auto model = les::Model::load(a.model, mp);
+  if (!model.ok()) return fail("loading " + a.model + ": " + model.status().to_string());
+  const les::Status shape = les::trace::check_trace_shape(**model, trace);
+  if (!shape.ok()) return fail(a.trace + " cannot drive " + a.model + ": " + shape.to_string());
+  if (resident && les::bench::warm_page_cache(a.model) < 0) return fail("cannot read " + a.model);
+  const double disk =
+      les::bench::sequential_read_bandwidth(a.model, static_cast<uint64_t>(a.disk_probe_mib * 1024 * 1024), 1);
+  if (disk <= 0) return fail("disk probe: cannot read " + a.model + " with O_DIRECT");
+  nlohmann::ordered_json j;
+  j["trace"] = a.trace;
+  j["mode"] = "end_to_end";
+  j["model"] = a.model.substr(a.model.find_last_of('/') + 1);
+  j["config"] = a.config;
+  j["threads"] = a.threads;
+  char recall[32];
+  std::snprintf(recall, sizeof recall, "%.3f", a.recall);
+  j["hints"] = a.config == "default" ? std::string("SIMULATED (each true expert of the next layer named with "
+                                                   "probability r = ") +
+                                           recall + ", the rest of its c candidates other experts; the real "
+                                                    "predictor still runs for its cost, its candidates are replaced)"
+                                     : "none (on-demand reads)";
+  if (a.config == "resident") j["hints"] = "none (resident experts)";
+  j["disk_seq_bytes_per_s"] = disk;
+  if (!a.json)
+    std::printf("end to end: %s, %s, %d threads; lookahead predictor: %s\n", j["model"].get<std::string>().c_str(),
+                a.config.c_str(), a.threads, j["hints"].get<std::string>().c_str());
+  nlohmann::ordered_json res = nlohmann::ordered_json::array();
+  for (double b : resident ? std::vector<double>{0} : budgets) {
+    les::trace::E2eOptions o;
+    o.budget_bytes = static_cast<size_t>(b * 1024.0 * 1024.0);
+    o.n_threads = a.threads;
+    o.decode_tokens = a.tokens;
+    o.seed = a.seed;
+    if (a.config == "ondemand_lru") {
+      o.policy = les::sched::EvictionPolicy::lru;
+      o.prefetch_c = 0;
+    } else {
+      o.recall = a.recall;
+      o.prefetch_c = a.candidates > 0 ? a.candidates : -1;
+    }
+    auto r = les::trace::replay_end_to_end(**model, trace, o);
+    if (!r.ok()) return fail(r.status().to_string());
+    const double n = std::max(r->decode_tokens, 1);
+    nlohmann::ordered_json e;
+    e["budget_mb"] = resident ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(b);
+    e["config"] = a.config;
+    e["policy"] = resident ? "-" : les::sched::eviction_policy_name(o.policy);
+    e["prefetch_c"] = r->prefetch_c;
+    e["recall"] = a.config == "default" ? nlohmann::ordered_json(a.recall) : nlohmann::ordered_json(nullptr);
+    e["measured_recall"] = r->mean_recall;
+    e["prompt_tokens"] = r->prompt_tokens;
+    e["decode_tokens"] = r->decode_tokens;
+    e["decode_tok_per_s"] = r->decode_tok_per_s();
+    e["bytes_read_per_token"] = static_cast<double>(r->bytes_read) / n;
+    e["hit_rate"] = r->hit_rate;
+    e["cache_hits"] = r->hits;
+    e["inflight_hits"] = r->inflight_hits;
+    e["misses"] = r->misses;
+    e["prefetch_unused_bytes_per_token"] = static_cast<double>(r->prefetch_unused_bytes) / n;
+    e["io_wait_s_per_token"] = r->io_wait_seconds / n;
+    e["compute_s_per_token"] = (r->decode_seconds - r->io_wait_seconds) / n;
+    e["disk_term_s_per_token"] = static_cast<double>(r->bytes_read) / n / disk;
+    e["prefetch_experts"] = r->prefetch_experts;
+    e["demand_experts"] = r->demand_experts;
+    res.push_back(e);
+    if (!a.json)
+      std::printf("%-12s %8s MiB  %7.3f tok/s  %8.1f MiB/token  hit %5.1f%%  I/O wait %6.3f s/token  recall %.3f\n",
+                  a.config.c_str(), resident ? "-" : std::to_string(static_cast<int>(b)).c_str(),
+                  r->decode_tok_per_s(), static_cast<double>(r->bytes_read) / n / (1024.0 * 1024.0),
+                  100.0 * r->hit_rate, r->io_wait_seconds / n, r->mean_recall);
+  }
+  j["results"] = res;
+  if (a.json) std::printf("%s\n", j.dump(2).c_str());
+  return 0;
 }
 
 bool parse_budgets(const std::string& s, std::vector<double>& out) {
@@ -98,6 +204,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.01, 1e6));
   app.add_option("--timing", a.timing, "Replay each cell N more times and report ns per token")->check(CLI::Range(0, 1000));
   app.add_flag("--json", a.json, "Print one JSON object");
+  app.add_option("--model", a.model, "End to end: a GGUF of the trace's shape (e.g. les synth --preset qwen3-30b-a3b)");
+  app.add_option("--config", a.config, "End to end: ondemand_lru, default or resident")
+      ->check(CLI::IsMember({"ondemand_lru", "default", "resident"}));
+  app.add_option("--threads", a.threads, "End to end: compute threads")->check(CLI::Range(1, 256));
+  app.add_option("--tokens", a.tokens, "End to end: decode tokens (0 = all of the trace)")->check(CLI::Range(0, 1 << 20));
+  app.add_option("--disk-probe-mib", a.disk_probe_mib, "End to end: MiB read by the disk-rate probe")
+      ->check(CLI::Range(8.0, 1e6));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -124,6 +237,10 @@ int main(int argc, char** argv) {
   }
   auto trace = les::trace::read_route_trace(a.trace);
   if (!trace.ok()) return fail(trace.status().to_string());
+  if (!a.model.empty()) {
+    if (a.config == "default" && a.recall < 0) a.recall = 0.886;
+    return run_end_to_end(a, *trace, budgets);
+  }
 
   std::vector<Row> rows;
   for (double b : budgets) {

@@ -74,6 +74,21 @@ def drop_caches():
         return False
 
 
+def run_measured(full, cg, what):
+    """Runs argv `full` (a bench printing one JSON object); returns (that object, wall seconds, the cgroup's
+    peak bytes or None) and closes `cg`; exits naming `what` when the bench fails."""
+    t0 = time.time()
+    p = subprocess.run(full, capture_output=True, text=True)
+    wall = time.time() - t0
+    peak = cg.peak_bytes() if cg else None
+    if cg:
+        cg.close()
+    if p.returncode != 0:
+        print(p.stderr, file=sys.stderr)
+        raise SystemExit(f"{what} failed")
+    return json.loads(p.stdout), wall, peak
+
+
 class Cgroup:
     """A memory cgroup (v2 unified or v1 memory controller) with a byte limit."""
 
@@ -134,16 +149,7 @@ def run_bench(bench, model, extra, args, cgroup_limit=None, label=""):
     cg = Cgroup("les_stream_ablation", cgroup_limit) if cgroup_limit is not None else None
     full = (cg.prefix() if cg else []) + cmd
     print(f"  {label}: {' '.join(cmd[1:])}", file=sys.stderr, flush=True)
-    t0 = time.time()
-    p = subprocess.run(full, capture_output=True, text=True)
-    wall = time.time() - t0
-    peak = cg.peak_bytes() if cg else None
-    if cg:
-        cg.close()
-    if p.returncode != 0:
-        print(p.stderr, file=sys.stderr)
-        raise SystemExit(f"bench_stream failed ({label})")
-    r = json.loads(p.stdout)
+    r, wall, peak = run_measured(full, cg, f"bench_stream ({label})")
     r["label"] = label
     r["page_cache_dropped"] = dropped
     r["cgroup_limit_bytes"] = cgroup_limit if cg and cg.path else None

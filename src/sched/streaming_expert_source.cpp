@@ -396,6 +396,7 @@ void StreamingExpertSource::on_routed(const Routing& r) {
   if (!predict_rows(next, p_.predictor_next_norm ? r.layer : -1, r.router_input, r.n_tokens, nullptr, p.ids).ok())
     return;
   p.row0 = n_batch_rows_ - r.n_tokens;
+  if (p_.prediction_override) p_.prediction_override(next, p.row0, r.n_tokens, p.ids);
   p.rows = r.n_tokens;
   p.valid = true;
   // The last layer computes only the last row unless every row's logits are
@@ -493,6 +494,7 @@ void StreamingExpertSource::begin_batch(const float* embeddings, int64_t n_token
   Prediction& p = pred_[0];
   const float* norm0 = reinterpret_cast<const float*>(l0.ffn_norm.data);
   if (!predict_rows(0, -1, embeddings, n_tokens, norm0, p.ids).ok()) return;
+  if (p_.prediction_override) p_.prediction_override(0, 0, n_tokens, p.ids);
   p.row0 = 0;
   p.rows = n_tokens;
   p.valid = true;

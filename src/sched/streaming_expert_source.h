@@ -49,6 +49,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -103,6 +104,11 @@ struct StreamingParams {
   // Recall at c = k: trained F16 fixture 0.735 either way (per layer within
   // 0.003); qwen3-30b-a3b synth preset (norm weights differ per layer) 0.85 -> 0.96.
   bool predictor_next_norm = true;
+  // Bench only (bench_trace's end-to-end mode; never set through les.h or les
+  // run): after the lookahead predictor ran (its cost stays), replaces its
+  // candidates for `layer`, rows [row0, row0 + n_rows) of the batch (ids:
+  // n_rows x c, resized by the callee to that), before they are prefetched.
+  std::function<void(int32_t layer, int64_t row0, int64_t n_rows, std::vector<int32_t>& ids)> prediction_override;
 };
 
 class StreamingExpertSource final : public ExpertSource {

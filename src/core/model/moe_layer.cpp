@@ -1,5 +1,6 @@
 #include "core/model/moe_layer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -55,6 +56,41 @@ void report_routing(const ForwardObservers* observers, int32_t il, int32_t first
   o.selected = r.selected.data();
   o.weights = r.weights.data();
   observers->router(o);
+}
+
+// The bench-only routing override (forward_observers.h), if set: lets it
+// rewrite the router's n x k choice as n x k' (k' <= k) and checks what it
+// wrote (ids in range, distinct within a token). `k` becomes k'.
+Status apply_routing_override(const ForwardObservers* observers, int32_t il, int32_t first_token, int64_t n,
+                              int64_t n_expert, int64_t& k, RouterOutput& r) {
+  if (observers == nullptr || !observers->routing_override) return Status();
+  RoutingOverrideRequest q;
+  q.layer = il;
+  q.first_token = first_token;
+  q.n_tokens = n;
+  q.n_expert = static_cast<int32_t>(n_expert);
+  q.k = static_cast<int32_t>(k);
+  q.selected = r.selected.data();
+  q.weights = r.weights.data();
+  const int32_t kk = observers->routing_override(q);
+  if (kk < 0 || kk > k)
+    return invalid_argument_error("routing override of layer " + std::to_string(il) + " returned " +
+                                  std::to_string(kk) + " experts per token (router top-k " + std::to_string(k) + ")");
+  if (kk == 0) return Status();
+  k = kk;
+  r.selected.resize(static_cast<size_t>(n * k));
+  r.weights.resize(static_cast<size_t>(n * k));
+  for (int64_t t = 0; t < n; ++t) {
+    const auto row = r.selected.begin() + t * k;
+    for (int64_t j = 0; j < k; ++j) {
+      const int32_t e = row[j];
+      if (e < 0 || e >= n_expert || std::find(row, row + j, e) != row + j)
+        return invalid_argument_error("routing override of layer " + std::to_string(il) + ": expert " +
+                                      std::to_string(e) + " of token " + std::to_string(first_token + t) +
+                                      " out of range or repeated");
+    }
+  }
+  return Status();
 }
 
 // Groups the (token, slot) entries t * k + slot of `selected` by expert: each
@@ -165,10 +201,12 @@ Status moe_forward(const Model& model, int32_t il, ExpertSource& experts, const 
                    int32_t first_token, float* out, FfnScratch& s, MatmulScratch& ms,
                    const ForwardObservers* observers) {
   const Hparams& hp = model.hparams();
-  const int64_t E = hp.n_embd, ne = hp.n_expert, k = hp.n_expert_used;
+  const int64_t E = hp.n_embd, ne = hp.n_expert;
+  int64_t k = hp.n_expert_used;  // the bench-only routing override may lower it
   LES_ASSIGN_OR_RETURN(const Router router, Router::of(model, il));
   observe_input(observers, il, "ffn_gate_inp.weight", -1, h, n, E);
   LES_RETURN_IF_ERROR(router.route(h, n, s.route, ms));
+  LES_RETURN_IF_ERROR(apply_routing_override(observers, il, first_token, n, ne, k, s.route));
   report_routing(observers, il, first_token, n, ne, k, s.route);
   group_by_expert(s.route.selected, ne, s.groups);
   LES_RETURN_IF_ERROR(run_routed_experts(experts, il, h, n, E, k, s, ms, observers));

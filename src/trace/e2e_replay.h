@@ -1,0 +1,72 @@
+// End-to-end trace replay: a real forward pass over a model file whose shape
+// matches a recorded routing trace (the 30B-A3B-shaped synthetic file for the
+// Qwen3-30B-A3B trace), computing exactly the trace's experts for every
+// (token, layer) (TraceRouting through the bench-only routing override),
+// reading them from disk under the expert budget with LES's cache, policy,
+// lookahead and I/O reactor, so decode tok/s, bytes read per token, hit rate
+// and I/O wait are measured under real routing.
+//
+// The lookahead predictor cannot run for real (the synthetic model's hidden
+// states are not the recorded model's): it still runs (its compute cost
+// stays), and its candidates are then replaced by a simulated predictor of
+// recall r (TraceRouting::predict). With prefetch_c = 0 there is no
+// lookahead (on-demand reads).
+//
+// Run: one prefill batch of the trace's prompt length (token ids are fixed
+// and arbitrary: routing comes from the trace), then the trace's decode
+// tokens one by one (fixed-seed token ids). Statistics are reset after the
+// prefill, so they cover decode only.
+//
+// Thread-safety: reentrant for distinct models' contexts (each call makes its own).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/model/model.h"
+#include "sched/eviction_policy.h"
+#include "trace/route_trace.h"
+#include "util/status.h"
+
+namespace les::trace {
+
+// One end-to-end replay's settings. Units: bytes, tokens, threads.
+struct E2eOptions {
+  size_t budget_bytes = 0;   // 0 = resident (experts in the file's memory map)
+  sched::EvictionPolicy policy = sched::kDefaultEvictionPolicy;
+  int32_t prefetch_c = -1;   // -1 = LES's default rule k + 2 with k = the trace's top-k (the top-k
+                             // computed), clamped to the model's [k, 2k]; 0 = on-demand reads
+  double recall = 0.886;     // the simulated predictor's recall, 0..1 (with lookahead)
+  int32_t n_threads = 2;
+  int32_t decode_tokens = 0; // 0 = every decode token of the trace
+  uint64_t seed = 1;
+  bool direct_io = true;
+};
+
+// What one replay measured (decode tokens only unless named prefill).
+struct E2eResult {
+  int32_t prompt_tokens = 0, decode_tokens = 0;
+  int32_t prefetch_c = 0;           // c in effect (0 = on-demand)
+  double prefill_seconds = 0, decode_seconds = 0;
+  double decode_tok_per_s() const noexcept { return decode_seconds > 0 ? decode_tokens / decode_seconds : 0; }
+  // Decode only (streamed runs; 0 when resident):
+  uint64_t bytes_read = 0;          // from the file, including O_DIRECT padding
+  uint64_t prefetch_experts = 0, demand_experts = 0;
+  uint64_t hits = 0, inflight_hits = 0, misses = 0;  // per selected expert: in the cache, being read, not asked for
+  uint64_t prefetch_unused_bytes = 0;  // prefetched and evicted before any use
+  double hit_rate = 0;              // (hits + in-flight hits) / selected experts
+  double io_wait_seconds = 0;       // compute blocked on expert reads
+  double mean_recall = 0;           // the (simulated) predictor's measured recall
+};
+
+// Whether `trace` can drive `model` (same n_layer and n_expert, the trace's
+// top-k at most the model's, prompt and decode tokens present), without
+// making a context: callers check before costly setup. Errors:
+// invalid_argument naming both shapes, or what the trace lacks.
+Status check_trace_shape(const Model& model, const RouteTrace& trace);
+
+// Errors: invalid_argument (trace and model shapes differ; options out of
+// range); those of create_context and of the forward pass.
+Result<E2eResult> replay_end_to_end(const Model& model, const RouteTrace& trace, const E2eOptions& o);
+
+}  // namespace les::trace
