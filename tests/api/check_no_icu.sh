@@ -4,7 +4,10 @@
 # every other ELF file given, e.g. the les tool and libles_jni.so) names an ICU
 # library, and the static libles.a references no ICU symbol (ICU's C API is
 # u_*, ubrk_*, ucol_*, unorm*_*, uscript_*, usearch_*, ures_*; in Debian's
-# build every one carries a version suffix such as u_charType_72).
+# build every one carries a version suffix such as u_charType_72). With
+# LES_NINJA and LES_BUILD_DIR set (a Ninja build), also checks Ninja's record
+# of every header each object of the build included: no ICU header
+# (.../include/unicode/*.h) anywhere, so a machine without libicu-dev builds it.
 # usage: check_no_icu.sh LIBLES_A ELF...
 set -euo pipefail
 A="$1"; shift
@@ -20,4 +23,12 @@ done
 undef="$(nm -u "$A" 2>/dev/null | awk '{print $NF}' | grep -E '^(u|ubrk|ucol|unorm2?|uscript|usearch|ures|uset)_[A-Za-z0-9]+(_[0-9]+)?$' | sort -u || true)"
 if [ -n "$undef" ]; then echo "$A references ICU symbols:"; echo "$undef"; status=1
 else echo "$A: no ICU symbol referenced"; fi
+if [ -n "${LES_NINJA:-}" ] && [ -n "${LES_BUILD_DIR:-}" ]; then
+  deps="$("$LES_NINJA" -C "$LES_BUILD_DIR" -t deps)" || { echo "ninja -t deps failed"; exit 1; }
+  n_objects="$(echo "$deps" | grep -c '\.o: #deps' || true)"
+  [ "$n_objects" -gt 0 ] || { echo "ninja -t deps lists no object in $LES_BUILD_DIR"; status=1; }
+  icu_headers="$(echo "$deps" | grep '/include/unicode/' | sort -u || true)"
+  if [ -n "$icu_headers" ]; then echo "ICU headers included by the build:"; echo "$icu_headers" | head; status=1
+  else echo "ninja deps: $n_objects objects, no ICU header included"; fi
+fi
 exit $status
