@@ -302,7 +302,8 @@ public final class Context: @unchecked Sendable {
     }
   }
 
-  /// Asks a running generation to stop after the current token. Thread-safe.
+  /// Asks a running generation to stop after the current token; when none runs, the
+  /// next one ends at once with a cancelled LESError (the cancel stays pending). Thread-safe.
   public func cancel() { les_context_cancel(handle) }
 
   /// Streams the tokens generated after `prompt` (les_generate on a dedicated

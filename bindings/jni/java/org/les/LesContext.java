@@ -181,8 +181,9 @@ public final class LesContext implements Closeable {
 
   /**
    * Asks a running generate() to stop after the current token (it then throws CANCELLED).
-   * Thread-safe; a no-op on a closed context or when no generate() runs. A cancel that arrives
-   * before generate() starts is dropped (generate() clears the flag when it starts).
+   * Thread-safe; a no-op on a closed context. When no generate() runs, the cancel stays pending
+   * (les_context_cancel): the next generate() throws CANCELLED at once, without generating, and
+   * the one after runs normally, so a cancel issued just before a generation starts is not lost.
    */
   public void cancel() {
     handle.withOpenHandle(Native::contextCancel);

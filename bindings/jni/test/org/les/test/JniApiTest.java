@@ -246,6 +246,19 @@ final class JniApiTest {
       expectLes(LesException.INVALID_ARGUMENT, closed::seed);
     });
 
+    test("a cancel while no generate() runs stays pending for the next one", () -> {
+      try (LesContext ctx = new LesContext(model)) {
+        ctx.cancel();
+        AtomicInteger delivered = new AtomicInteger();
+        expectLes(LesException.CANCELLED, () -> ctx.generate(prompt, GenerateParams.greedy(4), (t, s) -> {
+          delivered.incrementAndGet();
+          return true;
+        }));
+        checkEq(0, delivered.get(), "no token delivered after a pending cancel");
+        checkEq(4, ctx.generate(prompt, GenerateParams.greedy(4), null).nGenerated, "the next generate runs");
+      }
+    });
+
     test("model parameters, version, draft check", () -> {
       check(LesModel.versionAtLeast(0, 1) && !LesModel.versionAtLeast(99, 0), "versionAtLeast");
       check(LesModel.maxThreads() >= 4, "maxThreads " + LesModel.maxThreads());

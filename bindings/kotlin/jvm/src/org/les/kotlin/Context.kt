@@ -121,7 +121,10 @@ class Context(model: Model, configure: ContextParams.() -> Unit = {}) : Closeabl
     fun trim(nKeep: Int) = java.trim(nKeep)
     fun reset() = java.reset()
 
-    /** Stops a running [generate] after the current token (it throws CANCELLED). Any thread. */
+    /**
+     * Stops a running [generate] after the current token (it throws CANCELLED); when none runs,
+     * the next [generate] throws CANCELLED at once (the cancel stays pending). Any thread.
+     */
     fun cancel() = java.cancel()
 
     /**
