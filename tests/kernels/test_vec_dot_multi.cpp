@@ -29,7 +29,11 @@ TEST_CASE("vec_dot_multi equals vec_dot row by row, bit for bit", "[kernels][mat
       if (k.vec_dot_multi == nullptr) continue;
       REQUIRE(k.vec_dot != nullptr);
       const int64_t bs = std::max<int64_t>(ggml_type_traits(t).block_size, ggml_type_traits(k.vec_dot_type).block_size);
-      for (int64_t nblocks : {1, 3, 8}) {
+      // Element types (block size 1: F16) also get lengths that end inside
+      // their 32- and 8-lane loops, so every tail path is compared.
+      const std::vector<int64_t> lengths = bs == 1 ? std::vector<int64_t>{1, 3, 8, 45, 299}
+                                                   : std::vector<int64_t>{1, 3, 8};
+      for (int64_t nblocks : lengths) {
         const int64_t n = nblocks * bs;
         for (ScaleMode mode : {ScaleMode::normal, ScaleMode::zero, ScaleMode::huge, ScaleMode::tiny}) {
           for (float mag : {1.0f, 0.0f, 1e4f}) {

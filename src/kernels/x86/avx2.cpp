@@ -91,6 +91,62 @@ void vec_dot_f16(int64_t n, float* s, const void* w, const void* x) {
   *s = sum;
 }
 
+namespace {
+
+// vec_dot_f16 for NX activation rows at once: each 8-lane group of the weight
+// row is converted once and met by every row. Row t keeps vec_dot_f16's four
+// accumulators (accumulator k sums lanes 8k..8k+7 of every 32-element chunk,
+// then accumulator 0 the 8-element groups after the last whole chunk), each fed
+// in vec_dot_f16's order, then the same reduction and tail, so its result has
+// vec_dot_f16's bits. The accumulators are filled one k at a time, so only NX
+// of them are live (no register spills at NX = 4).
+template <int NX>
+void dot_f16_rows(int64_t n, float* s, int64_t s_stride, const fp16_t* a, const uint8_t* x, size_t x_stride) {
+  const fp16_t* b[NX];
+  for (int t = 0; t < NX; ++t) b[t] = reinterpret_cast<const fp16_t*>(x + static_cast<size_t>(t) * x_stride);
+  const int64_t n32 = n / 32 * 32;
+  __m256 sum[NX][4];
+  for (int k = 3; k >= 0; --k) {  // k = 0 last: it goes on with the 8-element groups
+    __m256 acc[NX];
+    for (int t = 0; t < NX; ++t) acc[t] = _mm256_setzero_ps();
+    for (int64_t i = 8 * k; i < n32; i += 32) {
+      const __m256 va = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
+      for (int t = 0; t < NX; ++t)
+        acc[t] = _mm256_fmadd_ps(va, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b[t] + i))),
+                                 acc[t]);
+    }
+    if (k == 0) {
+      for (int64_t i = n32; i + 8 <= n; i += 8) {
+        const __m256 va = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
+        for (int t = 0; t < NX; ++t)
+          acc[t] = _mm256_fmadd_ps(va, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b[t] + i))),
+                                   acc[t]);
+      }
+    }
+    for (int t = 0; t < NX; ++t) sum[t][k] = acc[t];
+  }
+  const int64_t tail = n32 + (n - n32) / 8 * 8;
+  for (int t = 0; t < NX; ++t) {
+    float r = hsum_ps(_mm256_add_ps(_mm256_add_ps(sum[t][0], sum[t][1]), _mm256_add_ps(sum[t][2], sum[t][3])));
+    for (int64_t j = tail; j < n; ++j) r += f16(a[j]) * f16(b[t][j]);
+    s[t * s_stride] = r;
+  }
+}
+
+}  // namespace
+
+void vec_dot_multi_f16(int64_t n, float* s, int64_t s_stride, const void* w, const void* x, size_t x_stride,
+                       int nx) {
+  const fp16_t* a = static_cast<const fp16_t*>(w);
+  const uint8_t* xb = static_cast<const uint8_t*>(x);
+  switch (nx) {
+    case 1: dot_f16_rows<1>(n, s, s_stride, a, xb, x_stride); break;
+    case 2: dot_f16_rows<2>(n, s, s_stride, a, xb, x_stride); break;
+    case 3: dot_f16_rows<3>(n, s, s_stride, a, xb, x_stride); break;
+    default: dot_f16_rows<4>(n, s, s_stride, a, xb, x_stride); break;
+  }
+}
+
 void vec_dot_bf16(int64_t n, float* s, const void* w, const void* x) {
   const bf16_t* a = static_cast<const bf16_t*>(w);
   const bf16_t* b = static_cast<const bf16_t*>(x);
@@ -167,6 +223,7 @@ void fill_avx2_table(KernelTable& t) {
   set(G::Q5_K, avx2::vec_dot_q5_K_q8_K);
   set(G::Q6_K, avx2::vec_dot_q6_K_q8_K);
   auto set_multi = [&t](GgmlType type, VecDotMultiFn fn) { t.types[static_cast<uint32_t>(type)].vec_dot_multi = fn; };
+  set_multi(G::F16, avx2::vec_dot_multi_f16);
   set_multi(G::Q3_K, avx2::vec_dot_multi_q3_K_q8_K);
   set_multi(G::Q4_K, avx2::vec_dot_multi_q4_K_q8_K);
   set_multi(G::Q6_K, avx2::vec_dot_multi_q6_K_q8_K);
