@@ -3,9 +3,11 @@
 // streamed), --stats prints the speculative totals, --json carries them; bad
 // values exit 2 naming the flag before any file is opened, a missing --draft
 // file exits 1 naming it, a draft model with another vocabulary exits 2
-// naming the difference.
+// naming the difference. `les chat` takes the same flags with the same
+// parsing and errors, and its answers equal the plain chat's.
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -24,7 +26,7 @@ const char* kPrompt =
     "a wife. Repeat: It is a truth universally acknowledged,";
 }  // namespace
 
-TEST_CASE("les run --lookup / --draft: bad values exit 2 naming the flag", "[cli]") {
+TEST_CASE("les run / les chat --lookup / --draft: bad values exit 2 naming the flag", "[cli]") {
   struct Case {
     const char* args;
     const char* mentions;
@@ -37,10 +39,12 @@ TEST_CASE("les run --lookup / --draft: bad values exit 2 naming the flag", "[cli
                         Case{"--lookup --draft-max 2147483647", "--draft-max"},
                         Case{"--lookup --draft-max 1e9", "--draft-max"},
                         Case{"--draft x.gguf --draft-max 100000", "--draft-max"}}) {
-    INFO(c.args);
-    auto r = run_les(std::string("run -m /nonexistent.gguf ") + c.args);
-    CHECK(r.exit_code == 2);
-    CHECK(r.err.find(c.mentions) != std::string::npos);
+    for (const char* tool : {"run", "chat"}) {
+      INFO(tool << " " << c.args);
+      auto r = run_les(std::string(tool) + " -m /nonexistent.gguf " + c.args + " < /dev/null");
+      CHECK(r.exit_code == 2);
+      CHECK(r.err.find(c.mentions) != std::string::npos);
+    }
   }
 }
 
@@ -94,4 +98,38 @@ TEST_CASE("les run --lookup / --draft: greedy text equals plain, with statistics
   const RunResult pj = run_les(base + " --json");
   REQUIRE(pj.exit_code == 0);
   CHECK(nlohmann::json::parse(pj.out)["speculative"].is_null());
+}
+
+TEST_CASE("les chat --lookup / --draft: the answers equal the plain chat's; /stats has the totals", "[cli][chat]") {
+  // The synthetic qwen3moe fixtures: ChatML control tokens, and a Q4_K_M copy
+  // with the same vocabulary to draft with.
+  LES_REQUIRE_FIXTURE(model, "synthetic/qwen3moe-F16.gguf");
+  LES_REQUIRE_FIXTURE(draft, "synthetic/qwen3moe-Q4_K_M.gguf");
+  const std::string input = les::test::temp_dir() + "/chat-speculative-in.txt";
+  // The second turn quotes the first, so prompt lookup finds something to copy.
+  std::ofstream(input, std::ios::binary) << "Hello there, how are you today?\n"
+                                            "Hello there, how are you today? Hello there\n/stats\n";
+  const std::string base = "chat -m " + sh_quote(model) + " --temp 0 -n 24 --ignore-eos -t 2";
+  const RunResult plain = run_les(base + " < " + sh_quote(input));
+  REQUIRE(plain.exit_code == 0);
+  REQUIRE(plain.out.size() > 4);
+  CHECK(plain.err.find("speculative") == std::string::npos);
+  for (const std::string& extra :
+       std::vector<std::string>{" --lookup", " --lookup 2 --draft-max 3", " --draft " + sh_quote(draft) + " --draft-max 4",
+                                " --lookup --budget-mb 1"}) {
+    INFO(extra);
+    const RunResult r = run_les(base + extra + " < " + sh_quote(input));
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == plain.out);
+    CHECK(r.err.find("les chat: speculative decoding: ") != std::string::npos);
+    CHECK(r.err.find("les chat: speculative: target passes ") != std::string::npos);  // from /stats
+  }
+  // A missing draft file exits 1 naming it; another vocabulary exits 2.
+  LES_REQUIRE_FIXTURE(other, "trained/tiny-qwen3moe-Q4_K_M.gguf");
+  const RunResult missing = run_les(base + " --draft /nonexistent/draft.gguf < /dev/null");
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.err.find("/nonexistent/draft.gguf") != std::string::npos);
+  const RunResult vocab = run_les(base + " --draft " + sh_quote(other) + " < /dev/null");
+  CHECK(vocab.exit_code == 2);
+  CHECK(vocab.err.find("vocabulary") != std::string::npos);
 }

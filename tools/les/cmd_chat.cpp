@@ -2,6 +2,7 @@
 //
 //   les chat -m MODEL.gguf [--system TEXT] [--chat-template NAME] [-n 512]
 //            [sampling, context and --budget-mb options as in `les run`]
+//            [--lookup [N] | --draft DRAFT.gguf [--draft-max D]]
 //
 // Each line read from stdin is a user turn; the answer streams to stdout. The
 // whole conversation goes through the chat template (les_chat.h) every turn
@@ -11,6 +12,10 @@
 // Commands: /reset (forget the conversation, keep --system), /stats (the last
 // answer's figures, and the streaming statistics with --budget-mb), /exit.
 // Turn t samples with seed + t (reproducible for a given --seed).
+// --lookup / --draft / --draft-max decode every answer speculatively, parsed
+// and refused exactly as by `les run` (speculative_options.h); the context
+// keeps its drafter across turns, and /stats (or --stats) adds the last
+// answer's speculative totals.
 // Ctrl-C while an answer streams stops it (a flag the token callback reads:
 // a Ctrl-C that arrives as the answer ends is dropped with that answer and
 // never stops the next one); Ctrl-C at the prompt or Ctrl-D (end of input)
@@ -31,6 +36,7 @@
 #include "les/commands.h"
 #include "les/model_options.h"
 #include "les/run_report.h"
+#include "les/speculative_options.h"
 #include "les/text_input.h"
 
 namespace les::tool {
@@ -41,6 +47,7 @@ constexpr const char* kTool = "chat";
 struct ChatOptions {
   ModelOptions model;
   SamplingOptions sampling;
+  SpeculativeOptions speculative;
   std::string system;
   std::string chat_template;
   bool stats = false;
@@ -90,6 +97,7 @@ struct Chat {
   const ChatOptions& o;
   les_model* model;
   les_context* ctx;
+  const les_model* draft;  // --draft, or null
   bool streaming;
   std::vector<ChatTurn> turns;
   bool answered = false;
@@ -132,6 +140,7 @@ struct Chat {
     std::vector<const char*> stops;
     les_generate_params gp = generate_params(o.sampling, stops);
     gp.sampler.seed += n_turns++;  // reproducible per seed, a different random sequence every turn
+    apply_speculative_options(o.speculative, draft, gp);
     reused = static_cast<int32_t>(keep);
     gp.prompt_tokens = ids.data() + keep;
     gp.n_prompt_tokens = static_cast<int32_t>(ids.size() - keep);
@@ -158,6 +167,7 @@ struct Chat {
     s.struct_size = sizeof s;
     if (les_context_generate_stats(ctx, &s) != LES_OK) return;
     print_generate_summary(kTool, s, peak_rss_mib());
+    if (o.speculative.enabled()) print_speculative_stats(kTool, s);
     std::fprintf(stderr, "les chat: context %d of %d tokens (%d reused by the last turn), seed %llu\n",
                  les_context_n_past(ctx), les_context_n_ctx(ctx), reused, static_cast<unsigned long long>(s.seed));
     if (streaming) print_stream_stats(kTool, model, ctx, o.model.io);
@@ -167,16 +177,20 @@ struct Chat {
 int chat(ChatOptions o) {
   if (int rc = validate_model_options(kTool, o.model)) return rc;
   if (int rc = validate_sampling_options(kTool, o.sampling)) return rc;
+  if (int rc = validate_speculative_options(kTool, o.speculative)) return rc;
   ModelHandle model;
   ContextHandle ctx;
   bool streaming = false;
   if (int rc = open_model(kTool, o.model, model, ctx, &streaming)) return rc;
+  ModelHandle draft;
+  if (int rc = open_draft_model(kTool, o.speculative, model.p, o.model.n_threads, draft)) return rc;
   if (int rc = resolve_chat_template(kTool, model.p, o.chat_template)) return rc;
   std::fprintf(stderr,
                "les chat: %s, n_ctx %d%s. Type a message; /reset forgets the conversation, /stats shows figures, "
                "Ctrl-C stops an answer, Ctrl-D leaves.\n",
                model_desc(model.p).c_str(), les_context_n_ctx(ctx.p), streaming ? ", experts streamed" : "");
-  Chat c{o, model.p, ctx.p, streaming};
+  print_speculative_banner(kTool, o.speculative, draft.p);
+  Chat c{o, model.p, ctx.p, draft.p, streaming, {}};
   c.reset();
   struct sigaction sa {}, old {};
   sa.sa_handler = on_sigint;
@@ -216,6 +230,7 @@ void register_chat(CLI::App& app, ToolState& state) {
   o->sampling.n_predict = 512;
   add_model_options(cmd, o->model);
   add_sampling_options(cmd, o->sampling);
+  add_speculative_options(cmd, o->speculative);
   cmd->add_option("--system", o->system, "System message (kept across /reset)");
   cmd->add_option("--chat-template", o->chat_template,
                   "Chat template by name (chatml, llama3, mistral, gemma, ...; default: the model's own)");

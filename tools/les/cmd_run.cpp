@@ -141,12 +141,7 @@ int run(RunOptions o) {
   if (streaming) std::snprintf(streamed, sizeof streamed, ", experts streamed (budget %.1f MiB)", m.budget_mb);
   std::fprintf(stderr, "les run: %s, n_ctx %d, seed %llu%s\n", model_desc(model.p).c_str(), les_context_n_ctx(ctx.p),
                static_cast<unsigned long long>(o.sampling.sp.seed), streamed);
-  if (o.speculative.lookup_ngram > 0)
-    std::fprintf(stderr, "les run: speculative decoding: prompt lookup (n-grams up to %d), draft-max %d\n",
-                 o.speculative.lookup_ngram, o.speculative.draft_max);
-  else if (draft.p != nullptr)
-    std::fprintf(stderr, "les run: speculative decoding: draft model %s (%s), draft-max %d\n",
-                 o.speculative.draft.c_str(), model_desc(draft.p).c_str(), o.speculative.draft_max);
+  print_speculative_banner(kTool, o.speculative, draft.p);
 
   if (o.chat) {
     if (int rc = resolve_chat_template(kTool, model.p, o.chat_template)) return rc;

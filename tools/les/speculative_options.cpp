@@ -82,6 +82,15 @@ void apply_speculative_options(const SpeculativeOptions& o, const les_model* dra
   gp.draft_max = o.draft_max;
 }
 
+void print_speculative_banner(const char* tool, const SpeculativeOptions& o, const les_model* draft) {
+  if (o.lookup_ngram > 0)
+    std::fprintf(stderr, "les %s: speculative decoding: prompt lookup (n-grams up to %d), draft-max %d\n", tool,
+                 o.lookup_ngram, o.draft_max);
+  else if (draft != nullptr)
+    std::fprintf(stderr, "les %s: speculative decoding: draft model %s (%s), draft-max %d\n", tool, o.draft.c_str(),
+                 model_desc(draft).c_str(), o.draft_max);
+}
+
 void print_speculative_stats(const char* tool, const les_generate_stats& s) {
   const double mib = 1024.0 * 1024.0;
   std::fprintf(stderr,

@@ -1,4 +1,4 @@
-// `les run`'s speculative-decoding options and report:
+// The speculative-decoding options and report of `les run` and `les chat`:
 //   --lookup [N]      prompt lookup drafting, n-grams of up to N tokens (default 3; 1..16)
 //   --draft MODEL     a draft model (same vocabulary as -m), run resident
 //   --draft-max D     most drafts per verify pass (1..64; default 8)
@@ -52,6 +52,11 @@ int open_draft_model(const char* tool, const SpeculativeOptions& o, const les_mo
 
 // Sets the speculative fields of `gp` (draft: the loaded --draft model or null).
 void apply_speculative_options(const SpeculativeOptions& o, const les_model* draft, les_generate_params& gp);
+
+// The settings line on stderr, when speculation is on:
+//   les TOOL: speculative decoding: prompt lookup (n-grams up to N), draft-max D
+//   les TOOL: speculative decoding: draft model PATH (DESC), draft-max D
+void print_speculative_banner(const char* tool, const SpeculativeOptions& o, const les_model* draft);
 
 // The --stats lines:
 //   les TOOL: speculative: target passes N (verify passes N), drafted N, verified N, accepted N (acceptance X%),
