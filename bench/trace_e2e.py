@@ -82,13 +82,21 @@ def table(rows):
     res_tps = resident_speed(rows)
     out = ["| configuration | budget GiB | decode tok/s | ÷ resident | MiB read/token | hit rate (cache + in flight) | "
            "cache hit rate | I/O wait s/token | compute s/token | bytes read ÷ disk s/token | "
-           "predictor recall (measured) |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+           "predictor recall (measured) | bound s/token = max(bytes ÷ disk, resident compute) | s/token ÷ bound | "
+           "compute − resident compute s/token | prefetched never used MiB/token |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (list(CONFIGS).index(r["config"]), r["budget_gib"] or 0)):
         ratio = "%.2f" % (r["decode_tok_per_s"] / res_tps) if res_tps and r["config"] != "resident" else "-"
         sel = r.get("cache_hits", 0) + r.get("inflight_hits", 0) + r.get("misses", 0)
         cache_hit = "%.1f %%" % (100.0 * r["cache_hits"] / sel) if sel else "-"
-        out.append("| %s | %s | %.3f | %s | %.1f | %.1f %% | %s | %.3f | %.3f | %.3f | %s |" % (
+        res_c = 1.0 / res_tps if res_tps else None
+        streamed = r["config"] != "resident" and res_c is not None
+        bound = max(r["disk_term_s_per_token"], res_c) if streamed else None
+        tail = " %s | %s | %s | %s |" % ("%.3f" % bound if streamed else "-",
+                                     "%.2f" % (1.0 / r["decode_tok_per_s"] / bound) if streamed else "-",
+                                     "%+.3f" % (r["compute_s_per_token"] - res_c) if streamed else "-",
+                                     "%.1f" % (r.get("prefetch_unused_bytes_per_token", 0) / 2**20) if streamed else "-")
+        out.append(("| %s | %s | %.3f | %s | %.1f | %.1f %% | %s | %.3f | %.3f | %.3f | %s |" + tail) % (
             LABELS[r["config"]], "%g" % r["budget_gib"] if r["budget_gib"] else "-", r["decode_tok_per_s"], ratio,
             r["bytes_read_per_token"] / 2**20, 100 * r["hit_rate"], cache_hit, r["io_wait_s_per_token"],
             r["compute_s_per_token"], r["disk_term_s_per_token"],
