@@ -122,6 +122,7 @@ les_status les_context_create(les_model* model, const les_context_params* params
       sp->budget_bytes = mp->resident ? 0 : static_cast<size_t>(mp->expert_budget_bytes);
       plan = to_c(*mp);
     }
+    sp->background_prefault = p.progress_callback == nullptr;  // a watched prefault stays on this thread
     if (p.progress_callback != nullptr) {
       const les_progress_callback cb = p.progress_callback;
       void* const ud = p.progress_user_data;

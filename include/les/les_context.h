@@ -85,12 +85,25 @@ typedef struct les_context_params {
                                     a message giving every part in MiB. les_context_memory_plan()
                                     reports the split. Other contexts created later in the process
                                     are not counted: give each its own share. */
-  les_progress_callback progress_callback; /* NULL = none. Called on the creating thread while
-                                    les_context_create() faults in a streaming context's expert cache
-                                    (the kernel zeroes every page: about 2 s per GiB), after each chunk
-                                    of 64 MiB, with the fraction done in (0, 1]; returning false
-                                    cancels: les_context_create() returns LES_ERR_CANCELLED and
-                                    nothing is kept. Not called for resident contexts. */
+  les_progress_callback progress_callback; /* How a streaming context's expert cache is faulted in
+                                    (the kernel zeroes every page: about 2 s per GiB).
+                                    Given: synchronously, as before: called on the creating thread
+                                    while les_context_create() faults the pages in, after each chunk
+                                    of 64 MiB, with the fraction done in (0, 1], never after
+                                    les_context_create() returns; returning false cancels:
+                                    les_context_create() returns LES_ERR_CANCELLED and nothing is kept.
+                                    Give one (even one that only returns true) to have every page in
+                                    place when les_context_create() returns (benchmarks).
+                                    NULL (default): in the background on Linux 5.14+
+                                    (MADV_POPULATE_WRITE maps pages without writing them):
+                                    les_context_create() returns at once and a thread of the context
+                                    faults the pages in while it decodes (outputs are the same;
+                                    a page not yet faulted is faulted by its first read);
+                                    les_context_free() stops it, les_context_set_expert_budget() stops it
+                                    and resumes it for the new budget (each waits at most one 8 MiB
+                                    chunk). Older kernels and other systems: synchronously on the
+                                    creating thread. Never called for
+                                    resident contexts. */
   void *progress_user_data;      /* passed to progress_callback */
 } les_context_params;
 

@@ -3,7 +3,12 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14
+#endif
 
 namespace les::sched {
 
@@ -94,6 +99,7 @@ Result<std::unique_ptr<ExpertCache>> ExpertCache::create(const ExpertCacheParams
 }
 
 ExpertCache::~ExpertCache() {
+  stop_background();
   if (base_ != nullptr) ::munmap(base_, mapped_bytes_);
 }
 
@@ -124,10 +130,12 @@ Status ExpertCache::set_budget(size_t budget_bytes) {
   }
   const size_t n = (budget_bytes - p_.reserved_bytes) / p_.slot_bytes;
   const int32_t new_slots = static_cast<int32_t>(std::min<size_t>(n, static_cast<size_t>(capacity_)));
+  stop_background();  // no page of a slot past the new count is faulted in after it is discarded below
   const int32_t old = n_slots_;
   n_slots_ = new_slots;
   capacity_bytes_ = static_cast<size_t>(new_slots) * p_.slot_bytes;
-  if (new_slots > old && !populate(old, new_slots, prefault_progress_)) prefault_cancelled_ = true;
+  populated_ = std::min(populated_, new_slots);
+  if (new_slots > populated_ && !prefault_new_slots(prefault_progress_)) prefault_cancelled_ = true;
   for (int32_t s = new_slots; s < old; ++s) {
     Slot& sl = slots_[static_cast<size_t>(s)];
     if (sl.pins == 0 && sl.state != SlotState::filling) {
@@ -287,9 +295,6 @@ bool ExpertCache::populate(int32_t first, int32_t last, const std::function<bool
   // Fault the slots' pages in now (the kernel zeroes each new page): done
   // lazily, the first read into every slot paid it during decode (a quarter of
   // the CPU samples of a 30B-A3B decode with an 8 GiB cache still filling).
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23  // Linux 5.14
-#endif
   if (base_ == nullptr || last <= first) return true;
   const int32_t per_chunk = static_cast<int32_t>(std::max<size_t>(1, kPrefaultChunkBytes / p_.slot_bytes));
   const size_t total = static_cast<size_t>(last - first) * p_.slot_bytes;
@@ -319,6 +324,59 @@ bool ExpertCache::populate(int32_t first, int32_t last, const std::function<bool
     }
   }
   return true;
+}
+
+bool ExpertCache::prefault_new_slots(const std::function<bool(size_t, size_t)>* progress) noexcept {
+  const int32_t first = populated_, last = n_slots_;
+  if (base_ == nullptr || last <= first) {
+    populated_ = std::max(populated_, last);
+    return true;
+  }
+  const bool watched = progress != nullptr && *progress;
+  if (p_.background_prefault && !watched && background_ok_) {
+    // One page tells whether the kernel has MADV_POPULATE_WRITE: without it the
+    // only way to fault a page in is to write it, which must not race with reads
+    // into slots, so the fallback stays on this thread.
+    if (::madvise(slot_data(first), 4096, MADV_POPULATE_WRITE) == 0) {
+      bg_stop_.store(false);
+      bg_done_.store(first);
+      const size_t per = std::max<size_t>(1, kBackgroundPrefaultChunkBytes / p_.slot_bytes);
+      try {
+        bg_ = std::thread([this, first, last, per] {
+          for (int32_t a = first; a < last; a += static_cast<int32_t>(per)) {
+            if (bg_stop_.load(std::memory_order_relaxed)) return;
+            const int32_t b = std::min(last, a + static_cast<int32_t>(per));
+            // Any failure (ENOMEM, a signal): stop; the rest faults in on first use.
+            if (::madvise(slot_data(a), static_cast<size_t>(b - a) * p_.slot_bytes, MADV_POPULATE_WRITE) != 0) return;
+            bg_done_.store(b, std::memory_order_release);
+          }
+        });
+        return true;
+      } catch (...) {
+        // No thread (resource limits): fault in here instead.
+      }
+    } else if (errno == EINVAL) {
+      background_ok_ = false;
+    }
+  }
+  const bool go = populate(first, last, progress);
+  if (go) populated_ = last;
+  return go;
+}
+
+void ExpertCache::stop_background() noexcept {
+  if (!bg_.joinable()) return;
+  bg_stop_.store(true);
+  bg_.join();
+  populated_ = bg_done_.load(std::memory_order_acquire);
+}
+
+int32_t ExpertCache::wait_prefault() noexcept {
+  if (bg_.joinable()) {
+    bg_.join();
+    populated_ = bg_done_.load(std::memory_order_acquire);
+  }
+  return std::min(populated_, n_slots_);
 }
 
 void ExpertCache::discard_pages(int32_t slot) noexcept {

@@ -33,12 +33,25 @@
 // finds no other victim takes the oldest protected one. Every operation is
 // O(log n) (O(n_layer) for next_use's victim), none scans the slots.
 //
+// Background prefault (ExpertCacheParams::background_prefault, no
+// prefault_progress, Linux 5.14+): create() returns at once and a thread of
+// the cache faults the first budget's pages in with MADV_POPULATE_WRITE, which
+// maps pages without writing them, so reads into slots (the reactor) and
+// compute on them may run meanwhile with no race on their bytes. set_budget()
+// and the destructor stop and join it first (it stops between chunks of
+// kBackgroundPrefaultChunkBytes); set_budget() restarts it for the slots still
+// to fault. Where the kernel lacks MADV_POPULATE_WRITE (EINVAL) create() faults
+// synchronously, as without the flag. A page not faulted yet is faulted by its
+// first use, as any anonymous page.
+//
 // Thread-safety: thread-compatible: one thread at a time (the streaming
 // source serialises its callers with its own mutex, so set_budget() from an
-// app's thread never runs during another operation). Handles must be released
-// before the cache is destroyed.
+// app's thread never runs during another operation); the background thread
+// touches no bookkeeping. Handles must be released before the cache is
+// destroyed.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -47,6 +60,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sched/eviction_policy.h"
@@ -82,11 +96,18 @@ struct ExpertCacheParams {
   // returning false stops it and create() fails with `cancelled`. Never called
   // by set_budget() later. Empty: no calls.
   std::function<bool(size_t done, size_t total)> prefault_progress;
+  // true and no prefault_progress: fault the pages in on a background thread
+  // where the kernel allows it (see the top of this file); false: create() and
+  // set_budget() fault them in before returning.
+  bool background_prefault = false;
 };
 
 // Bytes faulted in between two prefault_progress calls (a multiple of any slot
 // size is not needed: chunks are whole slots, at least one).
 inline constexpr size_t kPrefaultChunkBytes = size_t{64} << 20;
+// Bytes the background thread faults in between two checks of its stop flag
+// (at least one slot): bounds how long set_budget() and destruction wait.
+inline constexpr size_t kBackgroundPrefaultChunkBytes = size_t{8} << 20;
 
 class ExpertCache;
 
@@ -172,6 +193,12 @@ class ExpertCache {
   // The lookahead predictor's candidates for `layer` (the next layer to run).
   void hint(int32_t layer, std::span<const int32_t> experts) { evictor_->hint(layer, experts); }
 
+  // True while a background prefault may still run (started and not yet
+  // joined); wait_prefault() joins it (it runs to its end) and returns how
+  // many slots are faulted in (n_slots() unless it stopped on an error).
+  bool prefault_pending() const noexcept { return bg_.joinable(); }
+  int32_t wait_prefault() noexcept;
+
   int32_t n_pinned() const noexcept { return n_pinned_; }
   int32_t n_filling() const noexcept { return n_filling_; }
   const ExpertCacheCounters& counters() const noexcept { return counters_; }
@@ -207,6 +234,13 @@ class ExpertCache {
   bool populate(int32_t first, int32_t last,
                 const std::function<bool(size_t, size_t)>* progress = nullptr) noexcept;
   void rebuild_free_list();
+  // Faults slots [populated_, n_slots_) in: on the background thread when
+  // enabled and the kernel has MADV_POPULATE_WRITE, else now (with
+  // `progress`). Returns false when progress asked to stop.
+  bool prefault_new_slots(const std::function<bool(size_t, size_t)>* progress) noexcept;
+  // Stops the background thread (if any) after its current chunk and joins
+  // it; populated_ becomes the slots it finished.
+  void stop_background() noexcept;
 
   ExpertCacheParams p_;
   std::unique_ptr<Evictor> own_evictor_;
@@ -227,6 +261,13 @@ class ExpertCache {
   uint64_t token_ = 0;
   const std::function<bool(size_t, size_t)>* prefault_progress_ = nullptr;  // during create() only
   bool prefault_cancelled_ = false;
+  // Slots [0, populated_) are faulted in (the background thread publishes
+  // its progress in bg_done_ and populated_ takes it when joined).
+  int32_t populated_ = 0;
+  bool background_ok_ = true;  // false once MADV_POPULATE_WRITE failed with EINVAL
+  std::thread bg_;
+  std::atomic<bool> bg_stop_{false};
+  std::atomic<int32_t> bg_done_{0};
   ExpertCacheCounters counters_;
 };
 

@@ -59,6 +59,7 @@ ExpertCacheParams cache_params(const Model& m, const StreamingParams& p, const S
   cp.budget_bytes = p.budget_bytes;
   cp.policy = p.policy;
   cp.prefault_progress = p.prefault_progress;
+  cp.background_prefault = p.background_prefault;
   cp.half_life_tokens = p.half_life_tokens;
   cp.n_expert_used = std::min(std::max(hp.n_expert_used, 1), hp.n_expert);
   return cp;

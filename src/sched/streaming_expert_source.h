@@ -92,6 +92,9 @@ struct StreamingParams {
   // created (bytes done, total; ExpertCacheParams::prefault_progress): false
   // cancels, and create() fails with `cancelled`.
   std::function<bool(size_t done, size_t total)> prefault_progress;
+  // true and no prefault_progress: the cache's pages fault in on a background
+  // thread where the kernel allows (ExpertCacheParams::background_prefault).
+  bool background_prefault = false;
   // true: next_ready hands out an expert as soon as its bytes are in, so the
   // MoE layer computes it while other reads are in flight. false: it waits
   // until every requested expert that holds a slot is ready, then hands them

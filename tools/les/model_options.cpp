@@ -22,24 +22,6 @@ void log_to_stderr(les_log_level level, const char* msg, void* user_data) {
   if (level == LES_LOG_WARN) std::fprintf(stderr, "les %s: warning: %s\n", static_cast<const char*>(user_data), msg);
 }
 
-// Progress of faulting in a streaming context's expert cache, on a terminal:
-// one line rewritten in place with the percentage, rate and ETA.
-struct PrefaultProgress {
-  const char* tool = "";
-  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
-  bool printed = false;
-};
-
-bool print_prefault_progress(float done, void* user_data) {
-  auto* p = static_cast<PrefaultProgress*>(user_data);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - p->t0).count();
-  const double eta = done > 0 ? s * (1.0 - done) / done : 0;
-  std::fprintf(stderr, "\rles %s: filling the expert cache's pages: %3.0f%% (%.1f s, ETA %.1f s)", p->tool,
-               100.0 * done, s, eta);
-  p->printed = true;
-  return true;
-}
-
 }  // namespace
 
 double peak_rss_mib() {
@@ -197,15 +179,9 @@ int open_model(const char* tool, ModelOptions& o, ModelHandle& model, ContextHan
   cp.eviction = o.eviction == "lru"        ? LES_EVICTION_LRU
                 : o.eviction == "lfu_aged" ? LES_EVICTION_LFU_AGED
                                            : LES_EVICTION_NEXT_USE;
-  // Filling a large cache's pages takes seconds (about 2 s per GiB): show it on a terminal.
-  PrefaultProgress progress;
-  progress.tool = tool;
-  if (std::max(o.budget_mb, o.mem_limit_mb) >= 256 && ::isatty(STDERR_FILENO)) {
-    cp.progress_callback = print_prefault_progress;
-    cp.progress_user_data = &progress;
-  }
+  // No progress callback: the expert cache's pages fault in on a background thread
+  // while the prompt runs (Linux 5.14+; les_context_params.progress_callback).
   const les_status created = les_context_create(model.p, &cp, &ctx.p);
-  if (progress.printed) std::fprintf(stderr, "\n");
   if (created != LES_OK)
     return fail_c(tool, "creating the context", created, les_last_error(),
                   created == LES_ERR_INVALID_ARGUMENT ? 2 : 1);
