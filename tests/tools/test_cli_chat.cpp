@@ -94,6 +94,21 @@ TEST_CASE("les chat: turns, /reset, /stats, end of input; the context is reused 
   CHECK(run_les("chat -m /nonexistent.gguf < /dev/null").exit_code == 1);
 }
 
+TEST_CASE("les chat: an unknown /command is an error listing the commands; // sends a leading /", "[cli][chat]") {
+  LES_REQUIRE_FIXTURE(model, kModel);
+  const std::string input = write_temp("chat-slash.txt", "/stat\n/\n//etc\n");
+  const RunResult r = run_les("chat -m " + sh_quote(model) + " --temp 0 -n 3 --ignore-eos < " + sh_quote(input));
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.err, Catch::Contains("unknown command '/stat'; commands: /reset, /stats, /exit"));
+  CHECK_THAT(r.err, Catch::Contains("unknown command '/'"));
+  CHECK_THAT(r.err, Catch::Contains("//"));
+  CHECK(count(r.out, "\n") == 1);  // only "//etc" reached the model
+  // It was sent as "/etc": the answer equals one templated user turn "/etc" through les run.
+  const RunResult one = run_les("run -m " + sh_quote(model) + " --chat --temp 0 -n 3 --ignore-eos -p /etc");
+  REQUIRE(one.exit_code == 0);
+  CHECK(r.out.substr(0, r.out.size() - 1) == one.out.substr(0, one.out.find_last_not_of('\n') + 1));
+}
+
 TEST_CASE("les chat: Ctrl-C stops the answer, not the conversation", "[cli][chat]") {
   LES_REQUIRE_FIXTURE(model, kModel);
   const std::string dir = les::test::temp_dir();

@@ -10,7 +10,10 @@
 // text starts with (les_context_tokens, les_context_trim) and evaluates only
 // the rest, so a turn costs its own tokens, not the conversation's.
 // Commands: /reset (forget the conversation, keep --system), /stats (the last
-// answer's figures, and the streaming statistics with --budget-mb), /exit.
+// answer's figures, and the streaming statistics with --budget-mb), /exit
+// (or /quit). Any other line starting with / is an unknown command (an error
+// that lists these; nothing goes to the model); to send a message that starts
+// with /, type // (the first / is dropped: "//etc/hosts" sends "/etc/hosts").
 // Turn t samples with seed + t (reproducible for a given --seed).
 // --lookup / --draft / --draft-max decode every answer speculatively, parsed
 // and refused exactly as by `les run` (speculative_options.h); the context
@@ -211,6 +214,16 @@ int chat(ChatOptions o) {
     if (line == "/stats") {
       c.print_stats();
       continue;
+    }
+    if (line[0] == '/') {
+      if (line.size() < 2 || line[1] != '/') {
+        std::fprintf(stderr,
+                     "les chat: unknown command '%s'; commands: /reset, /stats, /exit (or /quit); start a message "
+                     "with // to send a leading /\n",
+                     line.c_str());
+        continue;
+      }
+      line.erase(0, 1);  // "//text" sends "/text"
     }
     g_stop_answer.store(false);    // a Ctrl-C of an earlier answer never reaches this one
     sigaction(SIGINT, &sa, &old);  // Ctrl-C stops the answer instead of the process
