@@ -26,6 +26,13 @@ TEST_CASE("les repack: the trained fixture, verified; les run gives the same tex
   auto v = run_les("repack --verify-only " + sh_quote(src) + " " + sh_quote(out));
   CHECK(v.exit_code == 0);
   CHECK(v.err.find("256 experts and every other tensor identical") != std::string::npos);
+  // Another file of the same shape: the report names the first key whose value differs
+  // (the two files hold the same keys; the Q3_K file's general.file_type is not F16's),
+  // not a key both files hold with the same value.
+  LES_REQUIRE_FIXTURE(f16, "trained/tiny-qwen3moe-F16.gguf");
+  auto other = run_les("repack --verify-only " + sh_quote(f16) + " " + sh_quote(out));
+  CHECK(other.exit_code == 1);
+  CHECK_THAT(other.err, Catch::Contains("metadata key 'general.file_type' has another value"));
 
   const std::string gen = " -p 'Once upon a time' -n 24 --temp 0 -t 2";
   auto a = run_les("run -m " + sh_quote(src) + gen);

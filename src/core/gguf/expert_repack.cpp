@@ -201,10 +201,31 @@ Result<uint64_t> verify_repacked(const std::string& original_path, const std::st
     if (!is_expert_layout_key(kv.key)) ka.push_back(&kv);
   for (const auto& kv : b->metadata())
     if (!is_expert_layout_key(kv.key)) kb.push_back(&kv);
-  if (ka.size() != kb.size()) return internal_error("verify: the metadata keys differ in number");
-  for (size_t i = 0; i < ka.size(); ++i)
-    if (ka[i]->key != kb[i]->key || !(ka[i]->value == kb[i]->value))
-      return internal_error("verify: metadata key '" + ka[i]->key + "' differs");
+  // Reported in this order: the first key of the original (in its order) that the repacked
+  // file lacks or holds with another value, then the first key only the repacked file has,
+  // then the first position where the same keys stand in another order.
+  auto find = [](const std::vector<const gguf::KeyValue*>& kv, const std::string& key) -> const gguf::KeyValue* {
+    for (const gguf::KeyValue* k : kv)
+      if (k->key == key) return k;
+    return nullptr;
+  };
+  for (const gguf::KeyValue* a_kv : ka) {
+    const gguf::KeyValue* b_kv = find(kb, a_kv->key);
+    if (b_kv == nullptr)
+      return internal_error("verify: metadata key '" + a_kv->key + "' of '" + original_path + "' is missing from '" +
+                            repacked_path + "'");
+    if (!(a_kv->value == b_kv->value))
+      return internal_error("verify: metadata key '" + a_kv->key + "' has another value in '" + repacked_path + "'");
+  }
+  for (const gguf::KeyValue* b_kv : kb)
+    if (find(ka, b_kv->key) == nullptr)
+      return internal_error("verify: metadata key '" + b_kv->key + "' of '" + repacked_path + "' is not in '" +
+                            original_path + "'");
+  for (size_t i = 0; i < std::min(ka.size(), kb.size()); ++i)
+    if (ka[i]->key != kb[i]->key)
+      return internal_error(fmt::format("verify: the metadata keys stand in another order: #{} is '{}' in '{}', "
+                                        "'{}' in '{}'",
+                                        i + 1, ka[i]->key, original_path, kb[i]->key, repacked_path));
 
   std::vector<uint8_t> ba, bb;
   // Compares [oa, oa + len) of the original with [ob, ob + len) of the repacked file.
