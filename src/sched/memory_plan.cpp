@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <thread>
 
@@ -17,11 +18,17 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-std::string mib(uint64_t b) {
+// Bytes as MiB with one decimal, rounded by `round` (to nearest by default).
+std::string mib(uint64_t b, double (*round)(double) = std::nearbyint) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(b) / kMiB);
+  std::snprintf(buf, sizeof buf, "%.1f", round(static_cast<double>(b) / kMiB * 10.0) / 10.0);
   return buf;
 }
+
+// A refusal's limit rounded down and its requirement rounded up, so "limit L
+// MiB cannot hold ... = R MiB" never shows L == R when R > L.
+std::string mib_down(uint64_t b) { return mib(b, std::floor); }
+std::string mib_up(uint64_t b) { return mib(b, std::ceil); }
 
 // n_ctx and n_threads as Context::create resolves them.
 ContextParams resolved(const Model& model, ContextParams cp) {
@@ -129,9 +136,9 @@ Result<MemoryPlan> plan_memory(const Model& model, const ContextParams& cp_in, c
   const uint64_t fixed = p.fixed_bytes();
   if (p.routed_bytes > 0 && !model.experts_mapped()) {  // read at load: resident whatever the budget
     if (fixed + p.routed_bytes > limit_bytes)
-      return invalid_argument_error("memory limit " + mib(limit_bytes) + " MiB cannot hold this model, whose " +
+      return invalid_argument_error("memory limit " + mib_down(limit_bytes) + " MiB cannot hold this model, whose " +
                                     "experts were read into memory at load (weights: read): " + fixed_text +
-                                    " + experts " + mib(p.routed_bytes) + " MiB = " + mib(fixed + p.routed_bytes) +
+                                    " + experts " + mib(p.routed_bytes) + " MiB = " + mib_up(fixed + p.routed_bytes) +
                                     " MiB");
     p.resident = true;
     return p;
@@ -139,8 +146,8 @@ Result<MemoryPlan> plan_memory(const Model& model, const ContextParams& cp_in, c
   if (p.routed_bytes == 0) {
     p.resident = true;
     if (fixed > limit_bytes)
-      return invalid_argument_error("memory limit " + mib(limit_bytes) + " MiB cannot hold this dense model: " +
-                                    fixed_text + " = " + mib(fixed) + " MiB");
+      return invalid_argument_error("memory limit " + mib_down(limit_bytes) + " MiB cannot hold this dense model: " +
+                                    fixed_text + " = " + mib_up(fixed) + " MiB");
     return p;
   }
   StreamingParams q = sp;
@@ -150,9 +157,9 @@ Result<MemoryPlan> plan_memory(const Model& model, const ContextParams& cp_in, c
   p.min_expert_bytes = std::max<uint64_t>(min_budget, one_token);
   if (sp.budget_bytes > 0) {  // the caller's budget: check that it fits
     if (fixed + sp.budget_bytes > limit_bytes)
-      return invalid_argument_error("memory limit " + mib(limit_bytes) + " MiB cannot hold the expert budget: " +
+      return invalid_argument_error("memory limit " + mib_down(limit_bytes) + " MiB cannot hold the expert budget: " +
                                     fixed_text + " + expert budget " + mib(sp.budget_bytes) + " MiB = " +
-                                    mib(fixed + sp.budget_bytes) + " MiB");
+                                    mib_up(fixed + sp.budget_bytes) + " MiB");
     p.expert_budget_bytes = sp.budget_bytes;
     return p;
   }
@@ -161,7 +168,7 @@ Result<MemoryPlan> plan_memory(const Model& model, const ContextParams& cp_in, c
     return p;
   }
   if (fixed + p.min_expert_bytes > limit_bytes)
-    return invalid_argument_error("memory limit " + mib(limit_bytes) + " MiB cannot hold the minimum: " + fixed_text +
+    return invalid_argument_error("memory limit " + mib_down(limit_bytes) + " MiB cannot hold the minimum: " + fixed_text +
                                   " + one token's experts " + mib(p.min_expert_bytes) + " MiB (top-" +
                                   std::to_string(hp.n_expert_used) + " in every MoE layer) = " +
                                   mib(fixed + p.min_expert_bytes) + " MiB");

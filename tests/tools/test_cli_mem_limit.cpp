@@ -32,6 +32,12 @@ TEST_CASE("les run --mem-limit-mb: bad values and a limit below the minimum exit
                         Catch::Contains("process baseline") && Catch::Contains("dense weights") &&
                         Catch::Contains("KV cache") && Catch::Contains("scratch") &&
                         Catch::Contains("one token's experts") && Catch::Contains("top-4"));
+  // The refusal never prints the limit and the requirement as the same figure:
+  // the limit is rounded down, the requirement up (to 0.1 MiB).
+  const double limit = les::test::number_after(r.err, "memory limit ");
+  const size_t eq = r.err.rfind(" = ");
+  REQUIRE(eq != std::string::npos);
+  CHECK(std::stod(r.err.substr(eq + 3)) > limit);
   // A budget given with the limit must fit in it.
   const RunResult both = run_les("run -m " + sh_quote(q4) + " -n 2 -p hi --mem-limit-mb 64 --budget-mb 60");
   CHECK(both.exit_code == 2);
