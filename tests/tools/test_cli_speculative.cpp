@@ -7,6 +7,7 @@
 // parsing and errors, and its answers equal the plain chat's.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -56,6 +57,7 @@ TEST_CASE("les run --draft: a missing file exits 1, another vocabulary exits 2, 
   CHECK(missing.exit_code == 1);
   CHECK(missing.err.find("--draft") != std::string::npos);
   CHECK(missing.err.find("/nonexistent/draft.gguf") != std::string::npos);
+  CHECK(std::count(missing.err.begin(), missing.err.end(), '\n') == 1);  // one error line, not the log's too
   CHECK(missing.out.empty());
   auto vocab = run_les(base + "--draft " + sh_quote(other));
   CHECK(vocab.exit_code == 2);

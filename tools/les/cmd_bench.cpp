@@ -221,6 +221,7 @@ int bench(BenchOptions o) {
   }
   ModelHandle model;
   les_model_params mp = les_model_default_params();
+  use_tool_log(kTool, mp);
   if (les_status st = les_model_load(o.model.c_str(), &mp, &model.p); st != LES_OK)
     return fail_c(kTool, "loading " + o.model, st, les_last_error());
   const bool has_experts = les_model_n_expert(model.p) > 0;

@@ -24,6 +24,11 @@ void log_to_stderr(les_log_level level, const char* msg, void* user_data) {
 
 }  // namespace
 
+void use_tool_log(const char* tool, les_model_params& mp) {
+  mp.log_callback = log_to_stderr;
+  mp.log_user_data = const_cast<char*>(tool);
+}
+
 double peak_rss_mib() {
   struct rusage ru {};
   if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
@@ -155,8 +160,7 @@ int open_model(const char* tool, ModelOptions& o, ModelHandle& model, ContextHan
                  tool, o.n_threads, cores);
   les_model_params mp = les_model_default_params();
   mp.n_threads = o.n_threads;
-  mp.log_callback = log_to_stderr;
-  mp.log_user_data = const_cast<char*>(tool);
+  use_tool_log(tool, mp);
   mp.weights = o.weights == "mmap" ? LES_WEIGHTS_MMAP : o.weights == "read" ? LES_WEIGHTS_READ : LES_WEIGHTS_AUTO;
   mp.lock_weights = o.mlock;
   if (les_status st = les_model_load(o.model.c_str(), &mp, &model.p); st != LES_OK)

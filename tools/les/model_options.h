@@ -40,6 +40,12 @@ void add_model_options(CLI::App* cmd, ModelOptions& o);
 // Usage errors: prints "les TOOL: ..." and returns 2; 0 when valid.
 int validate_model_options(const char* tool, const ModelOptions& o);
 
+// Sets mp's log callback: the library's warnings go to stderr as
+// "les TOOL: warning: ..."; its error lines are dropped, because the tool
+// prints every failing call's status and message itself (one line per error).
+// `tool` must outlive the model.
+void use_tool_log(const char* tool, les_model_params& mp);
+
 // Loads the model (the embedded default when o.model is empty, with a note)
 // and creates a context, printing warnings (a context beyond the training
 // length, threads beyond the cores) and errors as "les TOOL: ...". Returns 0,

@@ -69,6 +69,7 @@ int open_draft_model(const char* tool, const SpeculativeOptions& o, const les_mo
   if (o.draft.empty()) return 0;
   les_model_params mp = les_model_default_params();
   mp.n_threads = n_threads;
+  use_tool_log(tool, mp);
   if (les_status st = les_model_load(o.draft.c_str(), &mp, &draft.p); st != LES_OK)
     return fail_c(tool, "--draft: loading " + o.draft, st, les_last_error());
   if (les_status st = les_model_check_draft(target, draft.p); st != LES_OK)
