@@ -118,6 +118,26 @@ TEST_CASE("les run --weights auto|mmap|read and --no-mmap give the same text; ba
   CHECK(run_les(base + " --weights mmap --no-mmap").exit_code == 2);  // one or the other
 }
 
+TEST_CASE("les run --no-mmap --budget-mb streams the experts without reading them all into memory", "[cli]") {
+  LES_REQUIRE_FIXTURE(model, "trained/tiny-qwen3moe-Q4_K_M.gguf");
+  const std::string base = "run -m " + sh_quote(model) + " --temp 0 -n 4 -p " + sh_quote(kPrompt);
+  // The fixture's routed experts: 8 layers x 32 experts x 3 matrices of 256 x 64 Q4_K
+  // (144 bytes per 256 weights) = 7.1 MiB. Read into memory as well as streamed they would
+  // raise the peak by that much over the default (--weights auto) with the same budget;
+  // streamed only, the two peaks differ by the runs' noise (a few tenths of a MiB), far
+  // below half of it.
+  const double experts_mib = 8.0 * 32 * 3 * 256 * 64 * 144 / 256 / (1024.0 * 1024.0);
+  const RunResult with_auto = run_les(base + " --budget-mb 4");
+  const RunResult with_read = run_les(base + " --no-mmap --budget-mb 4");
+  REQUIRE(with_auto.exit_code == 0);
+  REQUIRE(with_read.exit_code == 0);
+  CHECK(with_read.out == with_auto.out);
+  const double peak_auto = les::test::number_after(with_auto.err, "peak RSS ");
+  const double peak_read = les::test::number_after(with_read.err, "peak RSS ");
+  INFO("peak RSS MiB: --budget-mb 4 " << peak_auto << ", --no-mmap --budget-mb 4 " << peak_read);
+  CHECK(peak_read < peak_auto + experts_mib / 2);
+}
+
 TEST_CASE("les run warns about a context beyond the training length and threads beyond the cores", "[cli]") {
   LES_REQUIRE_FIXTURE(model, "trained/tiny-qwen3moe-Q4_K_M.gguf");  // trained with n_ctx 256
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());

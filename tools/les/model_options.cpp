@@ -95,10 +95,12 @@ void add_model_options(CLI::App* cmd, ModelOptions& o) {
   auto* weights = cmd->add_option("--weights", o.weights,
                                   "Where weights live: auto (dense weights read into memory when the model has "
                                   "routed experts, else mapped), mmap (all mapped: a file changed under the run "
-                                  "raises SIGBUS), read (all read into memory)")
+                                  "raises SIGBUS), read (all read into memory; with --budget-mb only the dense "
+                                  "weights: the experts stream)")
                       ->check(CLI::IsMember({"auto", "mmap", "read"}))
                       ->capture_default_str();
-  cmd->add_flag_callback("--no-mmap", [&o] { o.weights = "read"; }, "Read every weight into memory (= --weights read)")
+  cmd->add_flag_callback("--no-mmap", [&o] { o.weights = "read"; },
+                         "Read the weights into memory, not a mapping (= --weights read)")
       ->excludes(weights);
   cmd->add_flag("--mlock", o.mlock, "Lock the weights read into memory in RAM (mlock; a failure is a warning)");
 }
@@ -163,8 +165,22 @@ int open_model(const char* tool, ModelOptions& o, ModelHandle& model, ContextHan
   use_tool_log(tool, mp);
   mp.weights = o.weights == "mmap" ? LES_WEIGHTS_MMAP : o.weights == "read" ? LES_WEIGHTS_READ : LES_WEIGHTS_AUTO;
   mp.lock_weights = o.mlock;
+  // --weights read (--no-mmap) with --budget-mb: the experts stream from the file, so
+  // reading them all into memory too would only cost memory. AUTO reads the dense
+  // weights and leaves the experts in a mapping that a streaming context never
+  // touches (no page of it is read, no SIGBUS). A model without routed experts
+  // has nothing to stream: it is loaded again with every weight read.
+  const bool stream_read = mp.weights == LES_WEIGHTS_READ && o.budget_mb > 0;
+  if (stream_read) mp.weights = LES_WEIGHTS_AUTO;
   if (les_status st = les_model_load(o.model.c_str(), &mp, &model.p); st != LES_OK)
     return fail_c(tool, "loading " + o.model, st, les_last_error());
+  if (stream_read && les_model_n_expert(model.p) == 0) {
+    les_model_free(model.p);
+    model.p = nullptr;
+    mp.weights = LES_WEIGHTS_READ;
+    if (les_status st = les_model_load(o.model.c_str(), &mp, &model.p); st != LES_OK)
+      return fail_c(tool, "loading " + o.model, st, les_last_error());
+  }
   *streaming = o.budget_mb > 0 && les_model_n_expert(model.p) > 0;
   if (o.budget_mb > 0 && !*streaming)
     std::fprintf(stderr, "les %s: note: %s has no routed experts; --budget-mb ignored, all weights resident\n", tool,
