@@ -9,6 +9,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "support/cli_tool.h"
 #include "support/fixtures.h"
@@ -83,4 +85,18 @@ TEST_CASE("les bench: a dense model skips the streamed budgets with a note", "[c
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.err, Catch::Contains("no routed experts"));
   CHECK(nlohmann::json::parse(r.out).size() == 2);
+}
+
+TEST_CASE("les bench: an empty list element is a usage error naming its flag", "[cli]") {
+  LES_REQUIRE_FIXTURE(q4, "trained/tiny-qwen3moe-Q4_K_M.gguf");
+  const std::string m = "bench -m " + sh_quote(q4) + " -r 1 ";
+  for (const auto& [bad, flag] : std::vector<std::pair<std::string, std::string>>{
+           {"-p 8,,4", "-p"}, {"-p 8,", "-p"}, {"-n ,3", "-n"}, {"-t 1,,2", "-t"}, {"--budget-mb 0,,2", "--budget-mb"},
+           {"-p 8,x", "-p"}}) {
+    const RunResult r = run_les(m + bad);
+    INFO(bad << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    CHECK_THAT(r.err, Catch::StartsWith("les bench: " + flag + ":"));
+  }
 }

@@ -138,6 +138,23 @@ TEST_CASE("les run --no-mmap --budget-mb streams the experts without reading the
   CHECK(peak_read < peak_auto + experts_mib / 2);
 }
 
+TEST_CASE("an empty option value is a usage error naming the flag", "[cli]") {
+  struct Case {
+    const char* args;
+    const char* flag;
+  };
+  for (const Case& c : {Case{"run -n ''", "--n-predict"}, Case{"run --mem-limit-mb ''", "--mem-limit-mb"},
+                        Case{"run --budget-mb ''", "--budget-mb"}, Case{"run --draft ''", "--draft"},
+                        Case{"run -m ''", "--model"}, Case{"run -f ''", "--file"},
+                        Case{"chat --chat-template ''", "--chat-template"}, Case{"bench -r ''", "--repetitions"},
+                        Case{"bench -p ''", "--n-prompt"}, Case{"inspect ''", "file"}}) {
+    const RunResult r = run_les(c.args);
+    INFO(c.args << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(std::string(c.flag) + ": empty value"));
+  }
+}
+
 TEST_CASE("les run warns about a context beyond the training length and threads beyond the cores", "[cli]") {
   LES_REQUIRE_FIXTURE(model, "trained/tiny-qwen3moe-Q4_K_M.gguf");  // trained with n_ctx 256
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());

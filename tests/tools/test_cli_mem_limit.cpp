@@ -20,9 +20,10 @@ using les::test::number_after;
 
 TEST_CASE("les run --mem-limit-mb: bad values and a limit below the minimum exit 2", "[cli]") {
   LES_REQUIRE_FIXTURE(q4, "trained/tiny-qwen3moe-Q4_K_M.gguf");
-  for (const char* bad : {"-1", "nan", "inf", "1e14", "abc"}) {
+  for (const char* bad : {"-1", "nan", "inf", "1e14", "abc", "''"}) {
     const RunResult r = run_les("run -m " + sh_quote(q4) + " -n 2 --mem-limit-mb " + bad);
     CHECK(r.exit_code == 2);
+    INFO(bad << ": " << r.err);
     CHECK_THAT(r.err, Catch::Contains("mem-limit-mb"));
   }
   const RunResult r = run_les("run -m " + sh_quote(q4) + " -n 2 -p hi --mem-limit-mb 4");

@@ -39,7 +39,7 @@ TEST_CASE("les run / les chat --lookup / --draft: bad values exit 2 naming the f
                         Case{"--lookup --draft-max 65", "--draft-max"},
                         Case{"--lookup --draft-max 2147483647", "--draft-max"},
                         Case{"--lookup --draft-max 1e9", "--draft-max"},
-                        Case{"--draft x.gguf --draft-max 100000", "--draft-max"}}) {
+                        Case{"--draft x.gguf --draft-max 100000", "--draft-max"}, Case{"--draft ''", "--draft"}}) {
     for (const char* tool : {"run", "chat"}) {
       INFO(tool << " " << c.args);
       auto r = run_les(std::string(tool) + " -m /nonexistent.gguf " + c.args + " < /dev/null");

@@ -45,11 +45,14 @@ constexpr const char* kTool = "bench";
 
 struct BenchOptions {
   std::string model;
-  std::vector<int32_t> n_prompt{512};
-  std::vector<int32_t> n_gen{128};
+  // The list flags as given (each occurrence comma-separated); validate() parses
+  // them into the vectors below and refuses an empty element (CLI11 drops them).
+  std::vector<std::string> n_prompt_arg{"512"}, n_gen_arg{"128"}, threads_arg{"0"}, budgets_arg{"0"};
+  std::vector<int32_t> n_prompt;
+  std::vector<int32_t> n_gen;
   int32_t reps = 5;
-  std::vector<int> threads{0};
-  std::vector<double> budgets_mb{0};
+  std::vector<int> threads;
+  std::vector<double> budgets_mb;
   int32_t n_ctx = 0;  // 0: the largest test (at least 256)
   std::string kv_type = "f16";
   int32_t prefetch_c = -1;
@@ -89,7 +92,35 @@ int usage(const std::string& msg) {
   return 2;
 }
 
+// Splits each of `flag`'s comma-separated arguments into numbers of type T;
+// an empty element or one that is not a whole number of T is a usage error
+// naming the flag. Returns 0 or the exit code 2.
+template <class T>
+int parse_list(const char* flag, const std::vector<std::string>& args, std::vector<T>& out) {
+  out.clear();
+  for (const std::string& arg : args) {
+    size_t begin = 0;
+    while (true) {
+      const size_t end = std::min(arg.find(',', begin), arg.size());
+      const std::string item = arg.substr(begin, end - begin);
+      T v{};
+      if (item.empty())
+        return usage(std::string(flag) + ": empty value in '" + arg + "' (give a comma-separated list of numbers)");
+      if (!CLI::detail::lexical_cast(item, v))
+        return usage(std::string(flag) + ": '" + item + "' is not a number");
+      out.push_back(v);
+      if (end == arg.size()) break;
+      begin = end + 1;
+    }
+  }
+  return 0;
+}
+
 int validate(BenchOptions& o) {
+  if (int rc = parse_list("-p", o.n_prompt_arg, o.n_prompt)) return rc;
+  if (int rc = parse_list("-n", o.n_gen_arg, o.n_gen)) return rc;
+  if (int rc = parse_list("-t", o.threads_arg, o.threads)) return rc;
+  if (int rc = parse_list("--budget-mb", o.budgets_arg, o.budgets_mb)) return rc;
   for (int32_t v : o.n_prompt)
     if (v < 0) return usage("-p sizes must be >= 0 (0 = no prefill test), got " + std::to_string(v));
   for (int32_t v : o.n_gen)
@@ -286,20 +317,16 @@ void register_bench(CLI::App& app, ToolState& state) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand("bench", "Measure prefill (pp) and decode (tg) tok/s, resident and streamed");
   cmd->add_option("-m,--model", o->model, "GGUF model file (default: the embedded random-weight tiny qwen3moe)");
-  cmd->add_option("-p,--n-prompt", o->n_prompt, "Prefill test sizes in tokens, comma-separated (0 = none)")
-      ->delimiter(',')
+  cmd->add_option("-p,--n-prompt", o->n_prompt_arg, "Prefill test sizes in tokens, comma-separated (0 = none)")
       ->capture_default_str();
-  cmd->add_option("-n,--n-gen", o->n_gen, "Decode test sizes in tokens, comma-separated (0 = none)")
-      ->delimiter(',')
+  cmd->add_option("-n,--n-gen", o->n_gen_arg, "Decode test sizes in tokens, comma-separated (0 = none)")
       ->capture_default_str();
   cmd->add_option("-r,--repetitions", o->reps, "Timed repetitions per test (after one warm-up run)")
       ->capture_default_str();
-  cmd->add_option("-t,--threads", o->threads, "Thread counts, comma-separated (0 = all cores)")
-      ->delimiter(',')
+  cmd->add_option("-t,--threads", o->threads_arg, "Thread counts, comma-separated (0 = all cores)")
       ->capture_default_str();
-  cmd->add_option("--budget-mb", o->budgets_mb,
+  cmd->add_option("--budget-mb", o->budgets_arg,
                   "Expert budgets in MiB, comma-separated (0 = experts resident; > 0 = streamed)")
-      ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("-c,--ctx", o->n_ctx, "Context size (0 = the largest test, at least 256)")->capture_default_str();
   cmd->add_option("--kv-type", o->kv_type, "KV cache type: f16, q8_0")

@@ -28,6 +28,21 @@ int print_version() {
   return 0;
 }
 
+// An empty value (`--mem-limit-mb ""`, `--draft ""`) is a usage error naming
+// the flag for every option that takes one, except free text where empty is a
+// meaningful value (a prompt, a system message, a stop string, text to tokenize).
+void refuse_empty_values(CLI::App& app) {
+  const CLI::Validator non_empty(
+      [](std::string& v) { return v.empty() ? std::string("empty value (give one, or leave the option out)") : ""; },
+      "", "non-empty");
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    for (CLI::Option* opt : sub->get_options()) {
+      const bool free_text = opt->check_lname("prompt") || opt->check_lname("system") || opt->check_lname("stop") ||
+                             opt->check_name("text");
+      if (opt->get_type_size() > 0 && !free_text) opt->check(non_empty);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -44,6 +59,7 @@ int main(int argc, char** argv) {
   les::tool::register_repack(app, state);
   les::tool::register_synth(app, state);
   les::tool::register_tokenize(app, state);
+  refuse_empty_values(app);
   if (argc >= 2 && (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "version") == 0))
     return print_version();
   std::string known;
