@@ -6,9 +6,11 @@
 // repetitions.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -99,4 +101,28 @@ TEST_CASE("les bench: an empty list element is a usage error naming its flag", "
     CHECK(r.out.empty());
     CHECK_THAT(r.err, Catch::StartsWith("les bench: " + flag + ":"));
   }
+}
+
+TEST_CASE("les bench: every budget is checked before the first row runs", "[cli]") {
+  LES_REQUIRE_FIXTURE(q4, "trained/tiny-qwen3moe-Q4_K_M.gguf");
+  // The resident row (budget 0) would run first: a refusal of 0.01 MiB must come before it.
+  const RunResult r = run_les("bench -m " + sh_quote(q4) + " -p 4 -n 2 -r 1 -t 1 --budget-mb 0,0.01");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK_THAT(r.err, Catch::Contains("--budget-mb 0.01") && Catch::Contains("below the minimum"));
+  CHECK_THAT(r.err, !Catch::Contains("tok/s"));  // no test ran
+}
+
+TEST_CASE("les bench: without -t the rows show the thread count used", "[cli]") {
+  LES_REQUIRE_FIXTURE(q4, "trained/tiny-qwen3moe-Q4_K_M.gguf");
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const RunResult j = run_les("bench -m " + sh_quote(q4) + " -p 0 -n 2 -r 1 --json");
+  REQUIRE(j.exit_code == 0);
+  const auto rows = nlohmann::json::parse(j.out);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["threads"].get<int>() == cores);
+  const RunResult table = run_les("bench -m " + sh_quote(q4) + " -p 0 -n 2 -r 1");
+  REQUIRE(table.exit_code == 0);
+  CHECK_THAT(table.out, Catch::Contains("| resident | " + std::to_string(cores) + " | tg2 |"));
+  CHECK_THAT(table.err, Catch::Contains("tg2 -t " + std::to_string(cores) + " resident"));
 }

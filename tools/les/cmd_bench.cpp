@@ -18,9 +18,13 @@
 // timed repetitions. --json prints one JSON array (one object per row, every
 // repetition's tok/s included) on stdout instead of the table.
 //
+// Every argument is checked before the first test runs: the lists' syntax,
+// then every budget by creating (and freeing) its context. The threads column
+// shows the thread count used (-t 0: every core).
+//
 // Exit codes: 0, 1 (the model cannot be loaded, a context cannot be created,
 // a decode fails), 2 (usage: no test, a size < 1 or beyond the context,
-// -r < 1, budgets below the minimum).
+// -r < 1, an empty list element, budgets below the minimum).
 #include <les/les.h>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +35,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "les/commands.h"
@@ -175,11 +180,15 @@ bool stream_stats(les_context* ctx, les_stream_stats& s) {
   return les_context_stream_stats(ctx, &s) == LES_OK;
 }
 
+std::string fmt_mib(double mib) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", mib);
+  return buf;
+}
+
 std::string experts_cell(double budget_mb) {
   if (budget_mb <= 0) return "resident";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "streamed %g MiB", budget_mb);
-  return buf;
+  return "streamed " + fmt_mib(budget_mb) + " MiB";
 }
 
 // Runs every test on one (threads, budget) context; appends the rows. Returns an exit code.
@@ -207,7 +216,8 @@ int bench_config(const BenchOptions& o, les_model* model, int threads, double bu
   std::mt19937 rng(1234);
   for (const Test& t : tests) {
     Row r;
-    r.threads = threads;
+    // -t 0 means the model's thread count, which is every core (les_model_params.n_threads).
+    r.threads = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     r.budget_mb = budget_mb;
     r.test = t;
     if (run_once(ctx.p, t, rng, n_vocab) < 0) return 1;  // warm-up
@@ -231,7 +241,7 @@ int bench_config(const BenchOptions& o, les_model* model, int threads, double bu
           tokens > 0 ? static_cast<double>(after.bytes_read - before.bytes_read) / (1024.0 * 1024.0) / tokens : 0.0;
     }
     if (!o.json)
-      std::fprintf(stderr, "les bench: %s -t %d %s: %.2f ± %.2f tok/s\n", t.name().c_str(), threads,
+      std::fprintf(stderr, "les bench: %s -t %d %s: %.2f ± %.2f tok/s\n", t.name().c_str(), r.threads,
                    experts_cell(budget_mb).c_str(), r.mean(), r.sd());
     rows.push_back(std::move(r));
   }
@@ -261,6 +271,21 @@ int bench(BenchOptions o) {
     if (n > 0) tests.push_back({true, n});
   for (int32_t n : o.n_gen)
     if (n > 0) tests.push_back({false, n});
+  // Every budget is checked by creating (and freeing) its context before any
+  // test runs, so a budget LES refuses (below the minimum) stops the command
+  // before the first row. Without a progress callback the cache's pages fault
+  // in on a background thread, which freeing stops: this costs milliseconds.
+  for (double b : o.budgets_mb) {
+    if (b <= 0 || !has_experts) continue;
+    les_context_params cp = les_context_default_params();
+    cp.n_ctx = o.n_ctx;
+    cp.kv_type = o.kv_type == "q8_0" ? LES_KV_Q8_0 : LES_KV_F16;
+    cp.expert_budget_bytes = static_cast<uint64_t>(std::ceil(b * 1024.0 * 1024.0));
+    cp.prefetch_candidates = o.prefetch_c;
+    ContextHandle probe;
+    if (les_status st = les_context_create(model.p, &cp, &probe.p); st != LES_OK)
+      return fail_c(kTool, "--budget-mb " + fmt_mib(b), st, les_last_error(), st == LES_ERR_INVALID_ARGUMENT ? 2 : 1);
+  }
   std::vector<Row> rows;
   for (int threads : o.threads) {
     for (double b : o.budgets_mb) {
