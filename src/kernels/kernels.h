@@ -84,6 +84,11 @@ struct OpKernels {
   // op_kernels_kqv_scratch(head_dim_v) floats, any content.
   void (*attn_f16_kqv)(const float* p, const uint8_t* v, int64_t v_stride, int64_t n_kv, int head_dim_v,
                        bool vec_dot, float* out, float* scratch) = nullptr;
+  // In place, for i < n: x[i] = fp16_to_fp32(fp32_to_fp16(x[i])) (fp16.h:
+  // round to nearest even, overflow to inf, subnormals kept, NaN quiet; the
+  // results of VCVTPS2PH with rounding mode 0 and back). ggml rounds the
+  // attention query and probabilities to F16 this way (ops::attention_head_f16).
+  void (*round_f16)(float* x, int64_t n) = nullptr;
 
   // --- Gated DeltaNet (linear attention) pieces: ggml's CPU ops ssm_conv,
   // l2_norm, rms_norm + mul + silu and gated_delta_net, in the float order of

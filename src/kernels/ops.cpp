@@ -67,8 +67,16 @@ float reduce_add16(const float* l) {
 void softmax(float* x, int64_t n, bool padded) {
   if (n <= 0) return;
   const auto exp16 = kernels::default_kernel_table().ops.exp16;
+  // The maximum (NaN elements ignored, as fmax does) over 8 running lanes,
+  // which compilers vectorise; the order does not change a maximum.
+  float lane_max[8];
+  for (float& m : lane_max) m = -INFINITY;
+  int64_t i8 = 0;
+  for (; i8 + 8 <= n; i8 += 8)
+    for (int l = 0; l < 8; ++l) lane_max[l] = x[i8 + l] > lane_max[l] ? x[i8 + l] : lane_max[l];
   float mx = -INFINITY;
-  for (int64_t i = 0; i < n; ++i) mx = std::fmax(mx, x[i]);
+  for (; i8 < n; ++i8) mx = x[i8] > mx ? x[i8] : mx;
+  for (float m : lane_max) mx = m > mx ? m : mx;
   double sum = 0;
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -167,12 +175,13 @@ void attention_head_f16(const float* qh, const uint8_t* k, int64_t kv_stride_k, 
   // vec_dot_type of an F16 K), then the attn_f16_kqv scratch.
   float* qr = scratch + n_kv;
   float* rest = qr + head_dim;
-  for (int d = 0; d < head_dim; ++d) qr[d] = fp16_to_fp32(fp32_to_fp16(qh[d]));
+  for (int d = 0; d < head_dim; ++d) qr[d] = qh[d];
+  kk.round_f16(qr, head_dim);
   kk.attn_f16_kq(qr, k, kv_stride_k, n_kv, head_dim, vec_dot, scratch);
   for (int64_t j = 0; j < n_kv; ++j) scratch[j] *= scale;
   softmax(scratch, n_kv, /*padded=*/true);
   // kq rounded to F16 for mul_mat(V, kq)
-  for (int64_t j = 0; j < n_kv; ++j) scratch[j] = fp16_to_fp32(fp32_to_fp16(scratch[j]));
+  kk.round_f16(scratch, n_kv);
   kk.attn_f16_kqv(scratch, v, kv_stride_v, n_kv, head_dim_v, vec_dot, out, rest);
 }
 

@@ -174,6 +174,7 @@ void attn_f16_kq_ref(const float* q, const uint8_t* k, int64_t k_stride, int64_t
                      float* scores);
 void attn_f16_kqv_ref(const float* p, const uint8_t* v, int64_t v_stride, int64_t n_kv, int head_dim_v,
                       bool vec_dot, float* out, float* scratch);
+void round_f16_ref(float* x, int64_t n);
 
 // Gated DeltaNet references (kernels.h OpKernels states each contract;
 // ref_linear_attn.cpp), and the ggml_vec_dot_f32 summation order they share.

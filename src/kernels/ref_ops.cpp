@@ -51,4 +51,8 @@ void attn_f16_kqv_ref(const float* p, const uint8_t* v, int64_t v_stride, int64_
   }
 }
 
+void round_f16_ref(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = fp16_to_fp32(fp32_to_fp16(x[i]));
+}
+
 }  // namespace les::kernels

@@ -61,6 +61,7 @@ void fill_scalar_table(KernelTable& t) {
   t.ops.exp16 = exp16_ref;
   t.ops.attn_f16_kq = attn_f16_kq_ref;
   t.ops.attn_f16_kqv = attn_f16_kqv_ref;
+  t.ops.round_f16 = round_f16_ref;
   t.ops.ssm_conv = ssm_conv_ref;
   t.ops.l2_norm = l2_norm_ref;
   t.ops.rms_norm_gated = rms_norm_gated_ref;

@@ -1,8 +1,9 @@
 // OpKernels (kernels.h): every SIMD tier this machine runs equals the scalar
 // reference bit for bit (ggml's vectorised exp and the F16 attention sums in
 // ggml's lane orders), including tails (head dims not multiples of 16),
-// n_kv below and above the 16 / 64 lane rows, unaligned K/V rows, and exp
-// inputs down to the underflow range and up to overflow.
+// n_kv below and above the 16 / 64 lane rows, unaligned K/V rows, exp
+// inputs down to the underflow range and up to overflow, and the F16 rounding
+// of floats (ties, subnormals, overflow, inf, NaN).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -63,6 +64,40 @@ TEST_CASE("SIMD exp16 equals the scalar reference bit for bit", "[op_kernels]") 
     s->ops.exp16(x, ref);
     t->ops.exp16(x, x);
     CHECK(same_bits(x, ref, 16));
+  }
+}
+
+TEST_CASE("round_f16 is fp32_to_fp16 and back in every tier, specials included", "[op_kernels]") {
+  const KernelTable* s = kernel_table(KernelTier::scalar);
+  REQUIRE(s != nullptr);
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<uint32_t> bits;  // every float bit pattern, NaNs included
+  std::vector<float> x;
+  // Edges: signed zeros, F16 max and the first float that rounds to inf, ties
+  // between halves (even and odd mantissa), F16 subnormals and their ties,
+  // below half the smallest subnormal, inf, quiet and signalling NaN.
+  for (uint32_t w : {0x00000000u, 0x80000000u, 0x477FE000u, 0x477FEFFFu, 0x477FF000u, 0x3F801000u, 0x3F803000u,
+                     0x33800000u, 0x33C00000u, 0x34200000u, 0x33000000u, 0x32FFFFFFu, 0x387FC000u, 0x7F800000u,
+                     0xFF800000u, 0x7FC00001u, 0x7F800001u, 0xFFA12345u})
+    x.push_back(fp32_from_bits(w));
+  for (int i = 0; i < 4000; ++i) x.push_back(fp32_from_bits(bits(rng)));
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  for (int i = 0; i < 1000; ++i) x.push_back(nd(rng));
+  std::vector<float> want(x);
+  for (float& v : want) v = fp16_to_fp32(fp32_to_fp16(v));
+  std::vector<float> got(x);
+  s->ops.round_f16(got.data(), static_cast<int64_t>(got.size()));
+  CHECK(same_bits(got.data(), want.data(), got.size()));
+  for (const KernelTable* t : les::test::simd_tables()) {
+    INFO(kernel_tier_name(t->tier));
+    for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{8}, int64_t{9}, int64_t{23},
+                      static_cast<int64_t>(x.size())}) {
+      INFO("n " << n);
+      std::vector<float> a(x), b(x);  // elements past n stay untouched
+      s->ops.round_f16(a.data(), n);
+      t->ops.round_f16(b.data(), n);
+      CHECK(same_bits(a.data(), b.data(), a.size()));
+    }
   }
 }
 

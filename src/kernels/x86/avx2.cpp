@@ -234,6 +234,7 @@ void fill_avx2_table(KernelTable& t) {
   t.ops.exp16 = avx2::exp16;
   t.ops.attn_f16_kq = avx2::attn_f16_kq;
   t.ops.attn_f16_kqv = avx2::attn_f16_kqv;
+  t.ops.round_f16 = avx2::round_f16;
   t.ops.ssm_conv = avx2::ssm_conv;
   t.ops.l2_norm = avx2::l2_norm;
   t.ops.rms_norm_gated = avx2::rms_norm_gated;

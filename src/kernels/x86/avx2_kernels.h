@@ -53,6 +53,7 @@ void attn_f16_kq(const float* q, const uint8_t* k, int64_t k_stride, int64_t n_k
                  float* scores);
 void attn_f16_kqv(const float* p, const uint8_t* v, int64_t v_stride, int64_t n_kv, int head_dim_v, bool vec_dot,
                   float* out, float* scratch);
+void round_f16(float* x, int64_t n);
 
 // Gated DeltaNet OpKernels (kernels.h), avx2_linear_attn.cpp.
 void ssm_conv(const float* x, int64_t n, int64_t channels, const float* w, int d_conv, float* out);

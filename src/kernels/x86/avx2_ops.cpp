@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "kernels/fp16.h"
 #include "kernels/ops.h"
 #include "kernels/x86/avx2_common.h"
 #include "kernels/x86/avx2_kernels.h"
@@ -24,6 +25,14 @@ inline V16 load_f16(const uint8_t* p, int64_t left) {
   std::memcpy(h, p, static_cast<size_t>(left) * 2);
   return {_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h))),
           _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h + 8)))};
+}
+
+// Up to 8 halves (count `left`, more is clamped) at any address, missing ones 0.
+inline __m256 load_f16x8(const uint8_t* p, int64_t left) {
+  if (left >= 8) return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  alignas(16) uint16_t h[8] = {};
+  std::memcpy(h, p, static_cast<size_t>(left) * 2);
+  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h)));
 }
 
 inline V16 load_f32(const float* p, int64_t left) {
@@ -79,7 +88,29 @@ void exp16(const float* xp, float* yp) {
 void attn_f16_kq(const float* q, const uint8_t* k, int64_t k_stride, int64_t n_kv, int head_dim, bool vec_dot,
                  float* scores) {
   const int nc = (head_dim + 15) / 16;
-  for (int64_t j = 0; j < n_kv; ++j) {
+  int64_t j = 0;
+  if (!vec_dot) {
+    // One accumulator per row is one chain of nc dependent FMAs: four rows at
+    // a time keep four independent chains in flight and share each q load.
+    // Each row's own sums are unchanged.
+    for (; j + 4 <= n_kv; j += 4) {
+      const uint8_t* kj = k + j * k_stride;
+      V16 a0 = zero16(), a1 = zero16(), a2 = zero16(), a3 = zero16();
+      for (int c = 0; c < nc; ++c) {
+        const int64_t left = head_dim - 16 * c;
+        const V16 qc = load_f32(q + 16 * c, left);
+        a0 = fma16(qc, load_f16(kj + 32 * c, left), a0);
+        a1 = fma16(qc, load_f16(kj + k_stride + 32 * c, left), a1);
+        a2 = fma16(qc, load_f16(kj + 2 * k_stride + 32 * c, left), a2);
+        a3 = fma16(qc, load_f16(kj + 3 * k_stride + 32 * c, left), a3);
+      }
+      scores[j] = reduce16(a0);
+      scores[j + 1] = reduce16(a1);
+      scores[j + 2] = reduce16(a2);
+      scores[j + 3] = reduce16(a3);
+    }
+  }
+  for (; j < n_kv; ++j) {
     const uint8_t* kj = k + j * k_stride;
     V16 acc[4] = {zero16(), zero16(), zero16(), zero16()};
     for (int c = 0; c < nc; ++c) {
@@ -95,21 +126,43 @@ void attn_f16_kq(const float* q, const uint8_t* k, int64_t k_stride, int64_t n_k
 void attn_f16_kqv(const float* p, const uint8_t* v, int64_t v_stride, int64_t n_kv, int head_dim_v, bool vec_dot,
                   float* out, float* scratch) {
   // scratch: one row of head_dim_v (padded to 16) floats per lane index j % R,
-  // R = 64 (vec_dot: lane j % 16 of accumulator (j / 16) % 4) or 16.
+  // R = 64 (vec_dot: lane j % 16 of accumulator (j / 16) % 4) or 16. Row r
+  // sums p[j] * V_j over j = r, r + R, ... in ascending j; rows are
+  // independent, so each group of 4 rows is summed in registers, 16 output
+  // columns at a time, and stored once.
   const int R = vec_dot ? 64 : 16;
   const int nc = (head_dim_v + 15) / 16;
   const int64_t w = static_cast<int64_t>(nc) * 16;
-  for (int64_t j = 0; j < n_kv; ++j) {
-    const uint8_t* vj = v + j * v_stride;
-    float* a = scratch + (j % R) * w;
-    const V16 pj = {_mm256_set1_ps(p[j]), _mm256_set1_ps(p[j])};
-    for (int c = 0; c < nc; ++c) {
-      const V16 prev = j < R ? zero16() : load_f32(a + 16 * c, 16);
-      store_f32(a + 16 * c, fma16(pj, load_f16(vj + 32 * c, head_dim_v - 16 * c), prev), 16);
+  for (int g = 0; g < R; g += 4) {
+    for (int col = 0; col < 2 * nc; col += 2) {
+      // acc[2 * r + h]: row g + r, output columns 8 * (col + h) .. + 7.
+      const int64_t left0 = head_dim_v - 8 * col, left1 = left0 - 8;  // <= 0: padding, summed as 0
+      __m256 acc[8];
+      for (__m256& a : acc) a = _mm256_setzero_ps();
+      for (int64_t jb = g; jb < n_kv; jb += R) {
+        const uint8_t* vj = v + jb * v_stride + 16 * col;
+        const int m = n_kv - jb < 4 ? static_cast<int>(n_kv - jb) : 4;
+        if (m == 4 && left1 >= 8) {
+          for (int r = 0; r < 4; ++r) {
+            const __m256 pj = _mm256_set1_ps(p[jb + r]);
+            acc[2 * r] = _mm256_fmadd_ps(pj, load_f16x8(vj + r * v_stride, 8), acc[2 * r]);
+            acc[2 * r + 1] = _mm256_fmadd_ps(pj, load_f16x8(vj + r * v_stride + 16, 8), acc[2 * r + 1]);
+          }
+        } else {
+          for (int r = 0; r < m; ++r) {
+            const __m256 pj = _mm256_set1_ps(p[jb + r]);
+            if (left0 > 0) acc[2 * r] = _mm256_fmadd_ps(pj, load_f16x8(vj + r * v_stride, left0), acc[2 * r]);
+            if (left1 > 0)
+              acc[2 * r + 1] = _mm256_fmadd_ps(pj, load_f16x8(vj + r * v_stride + 16, left1), acc[2 * r + 1]);
+          }
+        }
+      }
+      for (int r = 0; r < 4; ++r) {
+        _mm256_storeu_ps(scratch + (g + r) * w + 8 * col, acc[2 * r]);
+        _mm256_storeu_ps(scratch + (g + r) * w + 8 * col + 8, acc[2 * r + 1]);
+      }
     }
   }
-  for (int64_t r = n_kv; r < R; ++r)
-    for (int64_t i = 0; i < w; ++i) scratch[r * w + i] = 0.0f;
   auto row = [&](int r, int c) { return load_f32(scratch + r * w + 16 * c, 16); };
   for (int c = 0; c < nc; ++c) {
     V16 l[16];
@@ -119,6 +172,16 @@ void attn_f16_kqv(const float* p, const uint8_t* v, int64_t v_stride, int64_t n_
     for (int i = 0; i < 4; ++i) l[i] = add16(l[i], l[i + 4]);
     store_f32(out + 16 * c, add16(add16(l[0], l[2]), add16(l[1], l[3])), head_dim_v - 16 * c);
   }
+}
+
+void round_f16(float* x, int64_t n) {
+  // VCVTPS2PH with rounding mode 0 is fp32_to_fp16 (fp16.h), and the widening is exact.
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm256_storeu_ps(x + i, _mm256_cvtph_ps(h));
+  }
+  for (; i < n; ++i) x[i] = fp16_to_fp32(fp32_to_fp16(x[i]));
 }
 
 }  // namespace les::kernels::avx2
