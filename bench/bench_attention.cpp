@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "bench_support.h"
+#include "bench_tiers.h"
 #include "kernels/fp16.h"
 #include "kernels/kernels.h"
 #include "kernels/ops.h"
@@ -68,12 +69,10 @@ int main(int argc, char** argv) {
     else if (a == "--iters") iters = static_cast<int>(int_list(next(), "--iters").front());
     else { std::fprintf(stderr, "bench_attention: unknown argument %s\n", a.c_str()); return 2; }
   }
-  std::vector<const KernelTable*> tables;
-  for (int i = 0; i < kKernelTierCount; ++i) {
-    const KernelTable* t = kernel_table(static_cast<KernelTier>(i));
-    if (!t) continue;
-    if (!tier_names.empty() && std::find(tier_names.begin(), tier_names.end(), kernel_tier_name(t->tier)) == tier_names.end()) continue;
-    tables.push_back(t);
+  const std::vector<const KernelTable*> tables = les::bench::selected_tiers(tier_names);
+  if (tables.empty()) {
+    std::fprintf(stderr, "bench_attention: no tier named by --tiers runs on this CPU\n");
+    return 2;
   }
   std::mt19937 rng(1);
   std::normal_distribution<float> nd(0.0f, 1.0f);

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "bench_support.h"
+#include "bench_tiers.h"
 #include "kernels/block_formats.h"
 #include "kernels/cpu_features.h"
 #include "kernels/kernels.h"
@@ -125,12 +126,10 @@ int main(int argc, char** argv) {
     else if (a == "--rows") rows_override = std::atoll(next().c_str());
     else { std::fprintf(stderr, "unknown argument %s\n", a.c_str()); return 2; }
   }
-  std::vector<const KernelTable*> tables;
-  for (int i = 0; i < kKernelTierCount; ++i) {
-    const KernelTable* t = kernel_table(static_cast<KernelTier>(i));
-    if (!t) continue;
-    if (!tier_names.empty() && std::find(tier_names.begin(), tier_names.end(), kernel_tier_name(t->tier)) == tier_names.end()) continue;
-    tables.push_back(t);
+  const std::vector<const KernelTable*> tables = les::bench::selected_tiers(tier_names);
+  if (tables.empty()) {
+    std::fprintf(stderr, "bench_kernels: no tier named by --tiers runs on this CPU\n");
+    return 2;
   }
   const size_t llc = llc_bytes();
   const CpuFeatures f = detect_cpu_features();
