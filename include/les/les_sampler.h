@@ -54,7 +54,8 @@ LES_API void les_sampler_free(les_sampler *sampler);
 /* Picks the next token from `logits` (n_vocab floats, index = token id, e.g.
  * les_context_logits()). Does not record it: call les_sampler_accept() with
  * the token the app actually appends. Errors: LES_ERR_INVALID_ARGUMENT (NULL,
- * n_vocab <= 0, a NaN logit, every logit -inf). */
+ * n_vocab <= 0, a NaN or +inf logit, every logit -inf; the message names the
+ * token). */
 LES_API les_status les_sampler_sample(les_sampler *sampler, const float *logits, int32_t n_vocab,
                                       les_token *out_token);
 

@@ -144,6 +144,9 @@ Status Sampler::build(std::span<const float> logits) {
   for (size_t i = 0; i < logits.size(); ++i) {
     const float l = logits[i];
     if (std::isnan(l)) return invalid_argument_error("sampler: logit of token " + std::to_string(i) + " is NaN");
+    // +inf has no probability (exp(inf - inf) is NaN): an overflowed model, never a real logit.
+    if (l == std::numeric_limits<float>::infinity())
+      return invalid_argument_error("sampler: logit of token " + std::to_string(i) + " is +inf");
     if (l > -std::numeric_limits<float>::infinity()) any_finite = true;
     candidates_.push_back({static_cast<int32_t>(i), l, 0.0f});
   }

@@ -76,7 +76,7 @@ class Sampler {
 
   // Picks the next token from `logits` (n_vocab floats, index = token id).
   // Does not record the token: call accept() with the token actually appended.
-  // Errors: invalid_argument (empty logits, a NaN logit, every logit -inf).
+  // Errors: invalid_argument (empty logits, a NaN or +inf logit, every logit -inf).
   Result<int32_t> sample(std::span<const float> logits);
 
   // The distribution sample() draws from for these logits and the current

@@ -284,6 +284,18 @@ TEST_CASE("bad logits are rejected, not crashed on", "[sampler]") {
   CHECK_FALSE(s.sample(std::vector<float>{1.0f, std::nanf("")}).ok());
   const float ninf = -std::numeric_limits<float>::infinity();
   CHECK_FALSE(s.sample(std::vector<float>{ninf, ninf}).ok());
+  // +inf (an overflowed model) is refused naming the token, at any temperature, not sampled as garbage.
+  const float pinf = std::numeric_limits<float>::infinity();
+  for (float temp : {0.0f, 0.8f}) {
+    SamplerParams p;
+    p.temperature = temp;
+    Sampler t = make(p);
+    auto r = t.sample(std::vector<float>{0.0f, 0.0f, 0.0f, pinf, 0.0f});
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message().find("token 3 is +inf") != std::string::npos);
+    CHECK_FALSE(t.sample(std::vector<float>{pinf, pinf}).ok());
+    CHECK(t.sample(std::vector<float>{0.0f, 1.0f}).ok());  // still usable
+  }
   // A token id outside the vocabulary in the history is ignored.
   s.accept(-5);
   s.accept(1000000);

@@ -25,7 +25,7 @@ public final class LesSampler implements Closeable {
   /**
    * The next token from logits (nVocab floats, index = token id, e.g. {@link LesContext#logits()}).
    * Does not record it: call accept() with the token the app appends. Throws INVALID_ARGUMENT for
-   * null or empty logits, a NaN, or every logit -infinity.
+   * null or empty logits, a NaN or +infinity, or every logit -infinity.
    */
   public int sample(float[] logits) {
     long h = handle.acquire();
