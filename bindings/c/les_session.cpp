@@ -76,19 +76,27 @@ les_status les_context_state_size(const les_context* ctx, size_t* n_bytes) {
 }
 
 les_status les_context_state_save(const les_context* ctx, void* buf, size_t buf_size, size_t* n_written) {
-  return guarded("les_context_state_save", [&]() -> les_status {
-    if (ctx == nullptr || n_written == nullptr)
-      return fail(les::invalid_argument_error("les_context_state_save: ctx or n_written is NULL"));
-    auto state = ctx->ctx->save_state();
-    if (!state.ok()) return fail(state.status());
-    *n_written = state->size();
-    if (buf == nullptr || buf_size < state->size())
-      return fail(les::invalid_argument_error("les_context_state_save: the state needs " +
-                                              std::to_string(state->size()) + " bytes; buf_size is " +
-                                              std::to_string(buf_size)));
-    std::memcpy(buf, state->data(), state->size());
-    return LES_OK;
-  });
+  if (ctx == nullptr)
+    return guarded("les_context_state_save",
+                   [] { return fail(les::invalid_argument_error("les_context_state_save: ctx is NULL")); });
+  return guarded(
+      "les_context_state_save",
+      [&]() -> les_status {
+        ctx->last_error.clear();
+        if (n_written == nullptr)
+          return fail(les::invalid_argument_error("les_context_state_save: n_written is NULL"), &ctx->last_error);
+        auto state = ctx->ctx->save_state();
+        if (!state.ok()) return fail(state.status(), &ctx->last_error);
+        *n_written = state->size();
+        if (buf == nullptr || buf_size < state->size())
+          return fail(les::invalid_argument_error("les_context_state_save: the state needs " +
+                                                  std::to_string(state->size()) + " bytes; buf_size is " +
+                                                  std::to_string(buf_size)),
+                      &ctx->last_error);
+        std::memcpy(buf, state->data(), state->size());
+        return LES_OK;
+      },
+      &ctx->last_error);
 }
 
 les_status les_context_state_load(les_context* ctx, const void* buf, size_t size) {
@@ -109,14 +117,21 @@ les_status les_context_state_load(les_context* ctx, const void* buf, size_t size
 }
 
 les_status les_context_state_save_file(const les_context* ctx, const char* path) {
-  return guarded("les_context_state_save_file", [&]() -> les_status {
-    if (ctx == nullptr || path == nullptr)
-      return fail(les::invalid_argument_error("les_context_state_save_file: ctx or path is NULL"));
-    auto state = ctx->ctx->save_state();
-    if (!state.ok()) return fail(state.status());
-    les::Status s = write_file(path, *state);
-    return s.ok() ? LES_OK : fail(s);
-  });
+  if (ctx == nullptr)
+    return guarded("les_context_state_save_file",
+                   [] { return fail(les::invalid_argument_error("les_context_state_save_file: ctx is NULL")); });
+  return guarded(
+      "les_context_state_save_file",
+      [&]() -> les_status {
+        ctx->last_error.clear();
+        if (path == nullptr)
+          return fail(les::invalid_argument_error("les_context_state_save_file: path is NULL"), &ctx->last_error);
+        auto state = ctx->ctx->save_state();
+        if (!state.ok()) return fail(state.status(), &ctx->last_error);
+        les::Status s = write_file(path, *state);
+        return s.ok() ? LES_OK : fail(s, &ctx->last_error);
+      },
+      &ctx->last_error);
 }
 
 les_status les_context_state_load_file(les_context* ctx, const char* path) {

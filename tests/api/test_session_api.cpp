@@ -335,9 +335,17 @@ TEST_CASE("state: mismatches and damage are refused by name, the context unchang
   CHECK(les_context_state_load_file(victim.ctx, "/nonexistent/state") == LES_ERR_IO);
   CHECK(std::string(les_context_last_error(victim.ctx)).find("/nonexistent/state") != std::string::npos);
   CHECK(les_context_state_save_file(a.ctx, "/nonexistent/dir/state") == LES_ERR_IO);
+  // The failure is the context's last error too (apps print les_context_last_error(ctx)).
+  CHECK(std::string(les_context_last_error(a.ctx)).find("/nonexistent/dir/state") != std::string::npos);
   size_t n = 0;
   CHECK(les_context_state_save(a.ctx, nullptr, 0, &n) == LES_ERR_INVALID_ARGUMENT);
   CHECK(n == state.size());
+  CHECK(std::string(les_context_last_error(a.ctx)).find("buf_size is 0") != std::string::npos);
+  CHECK(les_context_state_save(a.ctx, nullptr, 0, nullptr) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(les_context_state_save(nullptr, nullptr, 0, &n) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(les_context_state_save_file(nullptr, "/tmp/x") == LES_ERR_INVALID_ARGUMENT);
+  CHECK(les_context_state_save_file(a.ctx, nullptr) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(les_context_last_error(a.ctx)).find("path is NULL") != std::string::npos);
   CHECK(les_context_state_load(nullptr, state.data(), state.size()) == LES_ERR_INVALID_ARGUMENT);
   CHECK(les_context_state_load(victim.ctx, nullptr, 5) == LES_ERR_INVALID_ARGUMENT);
   int32_t nt = 0;
