@@ -27,6 +27,15 @@ case "$mode" in
       out=$("$les" inspect "$f" 2>&1) || fail "les inspect $f exited non-zero: $out"
       printf '%s\n' "$out" | grep -q '^GGUF version:  [23]$' || fail "no 'GGUF version' line for $f"
       printf '%s\n' "$out" | grep -q '^  routed experts' || fail "no totals for $f"
+      case "$f" in
+        *qwen35moe*)  # hybrid: only every 4th layer has attention and a KV cache
+          printf '%s\n' "$out" | grep -q '^  KV cache per 1k tokens .*; 1 of 4 layers use attention$' ||
+            fail "KV cache line of $f does not count only its attention layers" ;;
+      esac
+      if printf '%s\n' "$out" | grep -q '^  one token.s experts'; then
+        printf '%s\n' "$out" | grep -q "^  one token.s experts .*; as --budget-mb [0-9.]* MiB" ||
+          fail "no --budget-mb figure on the one-token line of $f"
+      fi
       n=$((n + 1))
     done
     [ "$n" -gt 0 ] || fail "no GGUF files under $dir"

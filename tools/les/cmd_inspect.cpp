@@ -83,9 +83,15 @@ void print_memory_plan(const std::string& path, uint64_t dense, uint64_t routed)
     return *ggml_row_bytes(t, hp.n_embd_k()) + *ggml_row_bytes(t, hp.n_embd_v());
   };
   const bool q8_ok = hp.head_dim % 32 == 0 && hp.head_dim_v % 32 == 0;
-  const uint64_t kv_f16 = static_cast<uint64_t>(hp.n_layer) * 1024 * kv_row(GgmlType::F16);
+  // Only attention layers hold a KV cache (a hybrid model's linear-attention
+  // layers keep a fixed-size recurrent state instead).
+  uint64_t attn_layers = 0;
+  for (int32_t il = 0; il < hp.n_layer; ++il) attn_layers += hp.is_recurrent(il) ? 0 : 1;
+  const uint64_t kv_f16 = attn_layers * 1024 * kv_row(GgmlType::F16);
   fmt::print("  KV cache per 1k tokens {:>10.1f} MiB  F16", mib(kv_f16));
-  if (q8_ok) fmt::print(", {:.1f} MiB Q8_0 (--kv-type q8_0)", mib(static_cast<uint64_t>(hp.n_layer) * 1024 * kv_row(GgmlType::Q8_0)));
+  if (q8_ok) fmt::print(", {:.1f} MiB Q8_0 (--kv-type q8_0)", mib(attn_layers * 1024 * kv_row(GgmlType::Q8_0)));
+  if (attn_layers < static_cast<uint64_t>(hp.n_layer))
+    fmt::print("; {} of {} layers use attention", attn_layers, hp.n_layer);
   fmt::print("\n");
   if (hp.n_expert == 0) {
     fmt::print("  routed experts         none (a dense model: nothing to stream)\n");
@@ -104,9 +110,14 @@ void print_memory_plan(const std::string& path, uint64_t dense, uint64_t routed)
   const uint64_t one_token = per_expert * static_cast<uint64_t>(hp.n_expert_used) * moe_layers;
   fmt::print("  routed experts         {:>10.1f} MiB  {} MoE layers x {} experts, {:.2f} MiB per expert\n", mib(routed),
              moe_layers, hp.n_expert, mib(per_expert));
-  fmt::print("  one token's experts    {:>10.1f} MiB  top-{} in every MoE layer: a smaller expert cache cannot hold one "
-             "token's experts\n",
-             mib(one_token), hp.n_expert_used);
+  auto one_token_budget = sched::StreamingExpertSource::one_token_budget_bytes(**model, sched::StreamingParams{});
+  fmt::print("  one token's experts    {:>10.1f} MiB  top-{} in every MoE layer", mib(one_token), hp.n_expert_used);
+  if (one_token_budget.ok())
+    fmt::print("; as --budget-mb {:.1f} MiB (4 KiB-aligned slots and scratch): a smaller budget cannot hold one "
+               "token's experts\n",
+               mib(*one_token_budget));
+  else
+    fmt::print("; as --budget-mb: not computed ({})\n", one_token_budget.status().message());
   auto min = sched::StreamingExpertSource::min_budget_bytes(**model, sched::StreamingParams{});
   if (min.ok())
     fmt::print("  minimum --budget-mb    {:>10.1f} MiB  (one layer's selected experts, read buffers and scratch)\n",
