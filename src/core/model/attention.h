@@ -1,5 +1,6 @@
 // Causal multi-head (GQA) attention of a batch of query rows over one layer
-// of the KV cache, split over a ThreadPool by (token, head).
+// of the KV cache, split over a ThreadPool by (token, head), rows taken from
+// both ends in turn so that every thread gets about the same causal work.
 //
 // For each query row t < n_rows (at position pos_first + t, so it sees KV
 // positions 0..pos_first + t) and each query head h (KV head h / (n_head /
