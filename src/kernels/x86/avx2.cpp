@@ -18,40 +18,122 @@ inline __m256 bf16x8_to_ps(const bf16_t* p) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
 }
 
-// Common loop of the symmetric 32-blocks against Q8_0: `codes(block)` returns
-// the 32 signed int8 codes; the block's int32 sum is scaled by dw * dx.
-template <typename Block, typename Codes>
-inline float dot_blocks_q8_0(int64_t n, const void* vw, const void* vx, Codes codes) {
+// Block b of activation row t (rows x_stride bytes apart).
+template <typename XBlock>
+inline const XBlock& xrow_block(const uint8_t* x, size_t x_stride, int t, int64_t b) {
+  return reinterpret_cast<const XBlock*>(x + static_cast<size_t>(t) * x_stride)[b];
+}
+
+// Common loop of the symmetric 32-blocks against Q8_0 for NX activation rows:
+// `codes(block)` returns the 32 signed int8 codes, decoded once per block and
+// met by every row; row t's block sum (the int32 lanes of dot_s8s8_epi32) is
+// scaled by dw * dx_t into row t's own accumulator, so each row gets the bits
+// of NX = 1 (the vec_dot).
+template <typename Block, int NX, typename Codes>
+inline void dot_rows_q8_0(int64_t n, float* s, int64_t s_stride, const void* vw, const void* vx, size_t x_stride,
+                          Codes codes) {
   const Block* w = static_cast<const Block*>(vw);
-  const block_q8_0* x = static_cast<const block_q8_0*>(vx);
-  __m256 acc = _mm256_setzero_ps();
+  const uint8_t* x = static_cast<const uint8_t*>(vx);
+  __m256 acc[NX];
+  for (int t = 0; t < NX; ++t) acc[t] = _mm256_setzero_ps();
   const int64_t nb = n / 32;
   for (int64_t b = 0; b < nb; ++b) {
     const __m256i q = codes(w[b]);
-    const __m256i isum = dot_s8s8_epi32(q, loadu(x[b].qs));
-    const __m256 d = _mm256_set1_ps(f16(w[b].d) * f16(x[b].d));
-    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(isum), acc);
+    const __m256i aq = _mm256_sign_epi8(q, q);  // |q|; the sign moves to x (dot_s8s8_epi32)
+    const float dw = f16(w[b].d);
+    for (int t = 0; t < NX; ++t) {
+      const block_q8_0& xb = xrow_block<block_q8_0>(x, x_stride, t, b);
+      const __m256i isum = dot_u8s8_epi32(aq, _mm256_sign_epi8(loadu(xb.qs), q));
+      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * f16(xb.d)), _mm256_cvtepi32_ps(isum), acc[t]);
+    }
   }
-  return hsum_ps(acc);
+  for (int t = 0; t < NX; ++t) s[t * s_stride] = hsum_ps(acc[t]);
 }
 
-// Affine 32-blocks (d, m) against Q8_1: isum * (dw * dx) + mw * sx per block.
-template <typename Block, typename Codes>
-inline float dot_blocks_q8_1(int64_t n, const void* vw, const void* vx, Codes codes) {
+// Affine 32-blocks (d, m) against Q8_1 for NX rows: isum * (dw * dx) + mw * sx
+// per block, codes decoded once per block; per row as NX = 1.
+template <typename Block, int NX, typename Codes>
+inline void dot_rows_q8_1(int64_t n, float* s, int64_t s_stride, const void* vw, const void* vx, size_t x_stride,
+                          Codes codes) {
   const Block* w = static_cast<const Block*>(vw);
-  const block_q8_1* x = static_cast<const block_q8_1*>(vx);
-  __m256 acc = _mm256_setzero_ps();
-  float acc_m = 0.0f;
+  const uint8_t* x = static_cast<const uint8_t*>(vx);
+  __m256 acc[NX];
+  float acc_m[NX];
+  for (int t = 0; t < NX; ++t) {
+    acc[t] = _mm256_setzero_ps();
+    acc_m[t] = 0.0f;
+  }
   const int64_t nb = n / 32;
   for (int64_t b = 0; b < nb; ++b) {
     const __m256i q = codes(w[b]);  // unsigned 0..31
-    const __m256i isum = dot_u8s8_epi32(q, loadu(x[b].qs));
-    const __m256 d = _mm256_set1_ps(f16(w[b].d) * f16(x[b].d));
-    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(isum), acc);
-    acc_m += f16(w[b].m) * f16(x[b].s);
+    const float dw = f16(w[b].d), mw = f16(w[b].m);
+    for (int t = 0; t < NX; ++t) {
+      const block_q8_1& xb = xrow_block<block_q8_1>(x, x_stride, t, b);
+      const __m256i isum = dot_u8s8_epi32(q, loadu(xb.qs));
+      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * f16(xb.d)), _mm256_cvtepi32_ps(isum), acc[t]);
+      acc_m[t] += mw * f16(xb.s);
+    }
   }
-  return hsum_ps(acc) + acc_m;
+  for (int t = 0; t < NX; ++t) s[t * s_stride] = hsum_ps(acc[t]) + acc_m[t];
 }
+
+// The int8 codes of each 32-block format.
+struct CodesQ8_0 {
+  __m256i operator()(const block_q8_0& b) const { return loadu(b.qs); }
+};
+struct CodesQ4_0 {
+  __m256i operator()(const block_q4_0& b) const { return _mm256_sub_epi8(unpack_nibbles32(b.qs), _mm256_set1_epi8(8)); }
+};
+struct CodesQ5_0 {
+  // code = nibble + 16 * bit - 16: with the bit set it is the nibble, with it
+  // clear the nibble minus 16, i.e. the nibble with bits 4..7 set (as int8).
+  __m256i operator()(const block_q5_0& b) const {
+    const __m256i hi = bits_to_bytes(load_u32(b.qh));
+    return _mm256_or_si256(unpack_nibbles32(b.qs), _mm256_andnot_si256(hi, _mm256_set1_epi8(static_cast<char>(0xF0))));
+  }
+};
+struct CodesIQ4NL {
+  __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues)));
+  __m256i operator()(const block_iq4_nl& b) const { return _mm256_shuffle_epi8(table, unpack_nibbles32(b.qs)); }
+};
+struct CodesQ4_1 {
+  __m256i operator()(const block_q4_1& b) const { return unpack_nibbles32(b.qs); }
+};
+struct CodesQ5_1 {
+  __m256i operator()(const block_q5_1& b) const {
+    const __m256i hi = bits_to_bytes(load_u32(b.qh));
+    return _mm256_or_si256(unpack_nibbles32(b.qs), _mm256_and_si256(hi, _mm256_set1_epi8(0x10)));
+  }
+};
+
+// VecDotFn and VecDotMultiFn of one 32-block format over dot_rows_q8_0 (Q8 =
+// false: dot_rows_q8_1).
+template <typename Block, typename Codes, bool Q8_0>
+struct Blocks32 {
+  template <int NX>
+  static void rows(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs) {
+    if constexpr (Q8_0) {
+      dot_rows_q8_0<Block, NX>(n, s, ss, w, x, xs, Codes{});
+    } else {
+      dot_rows_q8_1<Block, NX>(n, s, ss, w, x, xs, Codes{});
+    }
+  }
+  static void dot(int64_t n, float* s, const void* w, const void* x) { rows<1>(n, s, 1, w, x, 0); }
+  static void multi(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs, int nx) {
+    switch (nx) {
+      case 1: rows<1>(n, s, ss, w, x, xs); break;
+      case 2: rows<2>(n, s, ss, w, x, xs); break;
+      case 3: rows<3>(n, s, ss, w, x, xs); break;
+      default: rows<4>(n, s, ss, w, x, xs); break;
+    }
+  }
+};
+using Q8_0Blocks = Blocks32<block_q8_0, CodesQ8_0, true>;
+using Q4_0Blocks = Blocks32<block_q4_0, CodesQ4_0, true>;
+using Q5_0Blocks = Blocks32<block_q5_0, CodesQ5_0, true>;
+using IQ4NLBlocks = Blocks32<block_iq4_nl, CodesIQ4NL, true>;
+using Q4_1Blocks = Blocks32<block_q4_1, CodesQ4_1, false>;
+using Q5_1Blocks = Blocks32<block_q5_1, CodesQ5_1, false>;
 
 }  // namespace
 
@@ -161,43 +243,12 @@ void vec_dot_bf16(int64_t n, float* s, const void* w, const void* x) {
   *s = sum;
 }
 
-void vec_dot_q8_0_q8_0(int64_t n, float* s, const void* w, const void* x) {
-  *s = dot_blocks_q8_0<block_q8_0>(n, w, x, [](const block_q8_0& b) { return loadu(b.qs); });
-}
-
-void vec_dot_q4_0_q8_0(int64_t n, float* s, const void* w, const void* x) {
-  *s = dot_blocks_q8_0<block_q4_0>(n, w, x, [](const block_q4_0& b) {
-    return _mm256_sub_epi8(unpack_nibbles32(b.qs), _mm256_set1_epi8(8));
-  });
-}
-
-void vec_dot_q5_0_q8_0(int64_t n, float* s, const void* w, const void* x) {
-  *s = dot_blocks_q8_0<block_q5_0>(n, w, x, [](const block_q5_0& b) {
-    // code = nibble + 16 * bit - 16: with the bit set it is the nibble, with it
-    // clear the nibble minus 16, i.e. the nibble with bits 4..7 set (as int8).
-    const __m256i hi = bits_to_bytes(load_u32(b.qh));
-    return _mm256_or_si256(unpack_nibbles32(b.qs), _mm256_andnot_si256(hi, _mm256_set1_epi8(static_cast<char>(0xF0))));
-  });
-}
-
-void vec_dot_iq4_nl_q8_0(int64_t n, float* s, const void* w, const void* x) {
-  const __m128i table128 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues));
-  const __m256i table = _mm256_broadcastsi128_si256(table128);
-  *s = dot_blocks_q8_0<block_iq4_nl>(n, w, x, [table](const block_iq4_nl& b) {
-    return _mm256_shuffle_epi8(table, unpack_nibbles32(b.qs));
-  });
-}
-
-void vec_dot_q4_1_q8_1(int64_t n, float* s, const void* w, const void* x) {
-  *s = dot_blocks_q8_1<block_q4_1>(n, w, x, [](const block_q4_1& b) { return unpack_nibbles32(b.qs); });
-}
-
-void vec_dot_q5_1_q8_1(int64_t n, float* s, const void* w, const void* x) {
-  *s = dot_blocks_q8_1<block_q5_1>(n, w, x, [](const block_q5_1& b) {
-    const __m256i hi = bits_to_bytes(load_u32(b.qh));
-    return _mm256_or_si256(unpack_nibbles32(b.qs), _mm256_and_si256(hi, _mm256_set1_epi8(0x10)));
-  });
-}
+void vec_dot_q8_0_q8_0(int64_t n, float* s, const void* w, const void* x) { Q8_0Blocks::dot(n, s, w, x); }
+void vec_dot_q4_0_q8_0(int64_t n, float* s, const void* w, const void* x) { Q4_0Blocks::dot(n, s, w, x); }
+void vec_dot_q5_0_q8_0(int64_t n, float* s, const void* w, const void* x) { Q5_0Blocks::dot(n, s, w, x); }
+void vec_dot_iq4_nl_q8_0(int64_t n, float* s, const void* w, const void* x) { IQ4NLBlocks::dot(n, s, w, x); }
+void vec_dot_q4_1_q8_1(int64_t n, float* s, const void* w, const void* x) { Q4_1Blocks::dot(n, s, w, x); }
+void vec_dot_q5_1_q8_1(int64_t n, float* s, const void* w, const void* x) { Q5_1Blocks::dot(n, s, w, x); }
 
 }  // namespace avx2
 
@@ -224,6 +275,12 @@ void fill_avx2_table(KernelTable& t) {
   set(G::Q6_K, avx2::vec_dot_q6_K_q8_K);
   auto set_multi = [&t](GgmlType type, VecDotMultiFn fn) { t.types[static_cast<uint32_t>(type)].vec_dot_multi = fn; };
   set_multi(G::F16, avx2::vec_dot_multi_f16);
+  set_multi(G::Q8_0, avx2::Q8_0Blocks::multi);
+  set_multi(G::Q4_0, avx2::Q4_0Blocks::multi);
+  set_multi(G::Q5_0, avx2::Q5_0Blocks::multi);
+  set_multi(G::IQ4_NL, avx2::IQ4NLBlocks::multi);
+  set_multi(G::Q4_1, avx2::Q4_1Blocks::multi);
+  set_multi(G::Q5_1, avx2::Q5_1Blocks::multi);
   set_multi(G::Q3_K, avx2::vec_dot_multi_q3_K_q8_K);
   set_multi(G::Q4_K, avx2::vec_dot_multi_q4_K_q8_K);
   set_multi(G::Q6_K, avx2::vec_dot_multi_q6_K_q8_K);
