@@ -50,7 +50,7 @@ Status ExpertPredictor::predict_from(int32_t layer, int32_t from, const float* u
 }
 
 std::vector<int32_t> ExpertPredictor::by_votes(const std::vector<int32_t>& rows, int32_t c, int32_t n_expert,
-                                               int64_t first_row) {
+                                               int64_t first_row, std::vector<int32_t>* best_rank) {
   std::vector<int64_t> votes(static_cast<size_t>(n_expert), 0), best(static_cast<size_t>(n_expert), c);
   const int64_t n = static_cast<int64_t>(rows.size()) / std::max(c, 1);
   for (int64_t t = first_row; t < n; ++t)
@@ -67,6 +67,10 @@ std::vector<int32_t> ExpertPredictor::by_votes(const std::vector<int32_t>& rows,
     if (best[a] != best[b]) return best[a] < best[b];
     return a < b;
   });
+  if (best_rank != nullptr) {
+    best_rank->resize(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) (*best_rank)[i] = static_cast<int32_t>(best[static_cast<size_t>(ids[i])]);
+  }
   return ids;
 }
 

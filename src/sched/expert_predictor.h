@@ -41,9 +41,10 @@ class ExpertPredictor {
   // are F32 and ffn_norm_from has no zero; else u as is).
   Status predict_from(int32_t layer, int32_t from, const float* u, int64_t n, std::vector<int32_t>& out);
   // The distinct ids of `rows` (n * c), ordered by how many rows name them
-  // (then by best rank, then id): the order to prefetch in.
+  // (then by best rank, then id): the order to prefetch in. best_rank (when
+  // given) receives each returned id's best (lowest) rank over the rows.
   static std::vector<int32_t> by_votes(const std::vector<int32_t>& rows, int32_t c, int32_t n_expert,
-                                       int64_t first_row = 0);
+                                       int64_t first_row = 0, std::vector<int32_t>* best_rank = nullptr);
 
  private:
   const Model& model_;

@@ -37,6 +37,7 @@ void SchedStats::add(const SchedStats& o) {
   demand_experts += o.demand_experts;
   prefetch_experts += o.prefetch_experts;
   prefetch_unused_bytes += o.prefetch_unused_bytes;
+  prefetch_gated += o.prefetch_gated;
   read_errors += o.read_errors;
   io_wait_s += o.io_wait_s;
   io_idle_s += o.io_idle_s;

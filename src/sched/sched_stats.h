@@ -36,6 +36,7 @@ struct SchedStats {
   uint64_t demand_experts = 0;   // experts read because compute needed them now
   uint64_t prefetch_experts = 0; // experts read ahead by the predictor
   uint64_t prefetch_unused_bytes = 0;  // expert bytes prefetched and evicted before any use
+  uint64_t prefetch_gated = 0;   // uncached candidates the PrefetchGate did not read ahead
   uint64_t read_errors = 0;      // experts whose read failed
   double io_wait_s = 0;          // compute blocked waiting for expert bytes
   double io_idle_s = 0;          // no read in flight while a batch ran

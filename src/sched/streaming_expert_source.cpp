@@ -74,7 +74,8 @@ Result<size_t> StreamingExpertSource::min_budget_bytes(const Model& model, const
 
 StreamingExpertSource::StreamingExpertSource(const Model& model, const StreamingParams& p, SlotLayout layout,
                                              int32_t c)
-    : model_(model), p_(p), layout_(std::move(layout)), c_(c), predictor_(model, std::max(c, 1)) {}
+    : model_(model), p_(p), layout_(std::move(layout)), c_(c), predictor_(model, std::max(c, 1)),
+      gate_(std::max(c, 1), p.prefetch_gate) {}
 
 namespace {
 
@@ -112,6 +113,9 @@ Result<std::unique_ptr<StreamingExpertSource>> StreamingExpertSource::create(con
     return invalid_argument_error("prefetch candidates c = " + std::to_string(c) + " outside [k, 2k] = [" +
                                   std::to_string(k) + ", " + std::to_string(std::min(2 * k, hp.n_expert)) +
                                   "] (0 disables lookahead)");
+  if (!(params.prefetch_gate >= 0.0 && params.prefetch_gate <= 1.0))
+    return invalid_argument_error("prefetch gate " + std::to_string(params.prefetch_gate) +
+                                  " outside [0, 1] (0 reads every candidate ahead)");
   LES_ASSIGN_OR_RETURN(SlotLayout layout, SlotLayout::from_model(model, kAlignment));
   const ExpertCacheParams cp = cache_params(model, params, layout);
   std::unique_ptr<StreamingExpertSource> s(new StreamingExpertSource(model, params, std::move(layout), c));
@@ -322,6 +326,13 @@ void StreamingExpertSource::score_prediction(const Routing& r) {
     ls.pred_actual += static_cast<uint64_t>(k);
     ls.pred_predicted += static_cast<uint64_t>(c);
   }
+  // The gate learns from one-token predictions (decode): was each uncached
+  // candidate selected?
+  if (p.rows == 1 && b0 < b1) {
+    const int32_t* a = r.selected + (b0 - first) * k;
+    for (const auto& [e, rank] : p.watch) gate_.observe(rank, std::find(a, a + k, e) != a + k);
+  }
+  p.watch.clear();
   p.valid = false;
 }
 
@@ -336,29 +347,53 @@ bool StreamingExpertSource::layer_waits_for_reads() const {
 void StreamingExpertSource::issue_deferred_prefetch() {
   if (deferred_layer_ < 0) return;
   // prefetch() defers it again while the current layer still waits for reads.
-  prefetch(std::exchange(deferred_layer_, -1), deferred_ids_);
+  prefetch(std::exchange(deferred_layer_, -1), deferred_ids_, deferred_ranks_);
 }
 
-void StreamingExpertSource::prefetch(int32_t layer, const std::vector<int32_t>& ids) {
+void StreamingExpertSource::prefetch_prediction(int32_t layer, int64_t first_row) {
+  const Prediction& p = pred_[static_cast<size_t>(layer)];
+  vote_ids_ = ExpertPredictor::by_votes(p.ids, predictor_.c(), layout_.n_expert(), first_row, &vote_ranks_);
+  prefetch(layer, vote_ids_, vote_ranks_);
+}
+
+void StreamingExpertSource::prefetch(int32_t layer, const std::vector<int32_t>& ids,
+                                     const std::vector<int32_t>& ranks) {
   if (!layout_.layer_has_experts(layer)) return;
   cache_->hint(layer, ids);  // the eviction policy keeps the named experts of the next layer
   if (layer_waits_for_reads()) {
     deferred_layer_ = layer;
-    if (&ids != &deferred_ids_) deferred_ids_ = ids;
+    if (&ids != &deferred_ids_) {
+      deferred_ids_ = ids;
+      deferred_ranks_ = ranks;
+    }
     return;
   }
   // Keep n_expert_used slots claimable: at a small budget, prefetches filling
   // every free slot would make the next layer's demand reads (the router's
   // real choice where the prediction missed) wait for a slot behind them.
   int32_t room = cache_->n_slots() - cache_->n_pinned() - cache_->n_filling() - model_.hparams().n_expert_used;
-  for (int32_t e : ids) {
-    if (room <= 0) break;
+  std::vector<std::pair<int32_t, int32_t>>& watch = pred_[static_cast<size_t>(layer)].watch;
+  watch.clear();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const int32_t e = ids[i], rank = i < ranks.size() ? ranks[i] : predictor_.c();
     if (cache_->lookup(layer, e) >= 0) continue;
+    watch.emplace_back(e, rank);  // its outcome teaches the gate, read ahead or not
+    if (!gate_.admits(rank)) {
+      ++batch_.prefetch_gated;
+      continue;
+    }
+    if (room <= 0) continue;
     int32_t unused_layer = -1;
     std::optional<int32_t> slot = cache_->claim(layer, e, true, &unused_layer);
-    if (!slot) break;
+    if (!slot) {
+      room = 0;
+      continue;
+    }
     if (unused_layer >= 0) batch_.prefetch_unused_bytes += layout_.expert_bytes(unused_layer);
-    if (!submit_expert(layer, e, *slot, true).ok()) break;
+    if (!submit_expert(layer, e, *slot, true).ok()) {
+      room = 0;
+      continue;
+    }
     --room;
   }
 }
@@ -400,10 +435,10 @@ void StreamingExpertSource::on_routed(const Routing& r) {
   if (p_.prediction_override) p_.prediction_override(next, p.row0, r.n_tokens, p.ids);
   p.rows = r.n_tokens;
   p.valid = true;
+  p.watch.clear();
   // The last layer computes only the last row unless every row's logits are
   // wanted: prefetch for that row alone.
-  const int64_t first_row = next == n_trunk - 1 ? r.n_tokens - 1 : 0;
-  prefetch(next, ExpertPredictor::by_votes(p.ids, predictor_.c(), layout_.n_expert(), first_row));
+  prefetch_prediction(next, next == n_trunk - 1 ? r.n_tokens - 1 : 0);
 }
 
 Result<size_t> StreamingExpertSource::next_ready(int32_t layer, std::span<const int32_t> pending) {
@@ -487,7 +522,10 @@ void StreamingExpertSource::begin_batch(const float* embeddings, int64_t n_token
   cache_->advance_token(n_tokens);
   deferred_layer_ = -1;
   for (size_t l = 0; l < pred_.size(); ++l)
-    if (l != 0 || p_.layer0 != Layer0Lookahead::final_hidden) pred_[l].valid = false;
+    if (l != 0 || p_.layer0 != Layer0Lookahead::final_hidden) {
+      pred_[l].valid = false;
+      pred_[l].watch.clear();
+    }
   // Layer 0's lookahead from the token embeddings: router_0 · RMSNorm(x)·ffn_norm_0.
   if (c_ == 0 || p_.layer0 != Layer0Lookahead::embeddings || !layout_.layer_has_experts(0)) return;
   (void)n_embd;
@@ -499,7 +537,8 @@ void StreamingExpertSource::begin_batch(const float* embeddings, int64_t n_token
   p.row0 = 0;
   p.rows = n_tokens;
   p.valid = true;
-  prefetch(0, ExpertPredictor::by_votes(p.ids, predictor_.c(), layout_.n_expert()));
+  p.watch.clear();
+  prefetch_prediction(0, 0);
 }
 
 void StreamingExpertSource::end_batch(const float* output_hidden, int64_t n_embd) {
@@ -513,7 +552,8 @@ void StreamingExpertSource::end_batch(const float* output_hidden, int64_t n_embd
       p.row0 = 0;
       p.rows = 1;
       p.valid = true;
-      prefetch(0, ExpertPredictor::by_votes(p.ids, predictor_.c(), layout_.n_expert()));
+      p.watch.clear();
+      prefetch_prediction(0, 0);
     }
   }
   close_batch();

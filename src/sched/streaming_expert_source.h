@@ -17,7 +17,10 @@
 //                        submits reads for candidates not cached (prefetch;
 //                        held back until layer l's own reads are done, so the
 //                        device serves demand reads first; capped so that k
-//                        slots stay claimable for the next layer's demand reads);
+//                        slots stay claimable for the next layer's demand reads;
+//                        only ranks the PrefetchGate admits: those whose
+//                        uncached candidates were, measured, used at least half
+//                        the time; every candidate still informs eviction);
 //   next_ready / get     returns an expert whose bytes are in (waits on the
 //                        reactor only when none is; the wait is timed);
 //   done / release       unpin, so slots can be reused within the layer;
@@ -54,6 +57,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "core/model/expert_source.h"
@@ -63,6 +67,7 @@
 #include "sched/expert_cache.h"
 #include "sched/slot_layout.h"
 #include "sched/expert_predictor.h"
+#include "sched/prefetch_gate.h"
 #include "sched/sched_stats.h"
 
 namespace les::sched {
@@ -78,6 +83,10 @@ struct StreamingParams {
   size_t budget_bytes = 0;            // expert slots + scheduler scratch (see ExpertCache)
   int32_t prefetch_c = -1;            // candidates per token: -1 = n_expert_used + 2 (clamped to 2k);
                                       // 0 = no lookahead (on-demand reads only); else k <= c <= 2k
+  // Read ahead only candidates of the ranks whose uncached candidates the next
+  // layer selected at least this fraction of the time, measured
+  // (prefetch_gate.h); 0 = every candidate (the ungated lookahead). [0, 1].
+  double prefetch_gate = kDefaultPrefetchGate;
   EvictionPolicy policy = kDefaultEvictionPolicy;
   double half_life_tokens = 16.0;     // lfu_aged ageing
   // Measured on the trained F16 fixture (128 tokens decoded one by one, c = k+2):
@@ -182,6 +191,9 @@ class StreamingExpertSource final : public ExpertSource {
     std::vector<int32_t> ids;  // rows x c
     int64_t row0 = 0, rows = 0;
     bool valid = false;
+    // (expert, best rank) of the candidates that were not cached when the
+    // prefetch was decided: their outcomes teach the gate (one-row predictions).
+    std::vector<std::pair<int32_t, int32_t>> watch;
   };
   using Clock = std::chrono::steady_clock;
 
@@ -198,7 +210,12 @@ class StreamingExpertSource final : public ExpertSource {
   void on_complete(const io::ReadCompletion& c);
   void note_submitted(size_t n);
   void close_batch();  // adds the batch's figures to the totals
-  void prefetch(int32_t layer, const std::vector<int32_t>& ids);
+  // Hints every candidate of `layer` to the eviction policy and reads ahead the
+  // uncached ones the gate admits; ids in prefetch order, ranks[i] = ids[i]'s
+  // best rank in the predictor's lists.
+  void prefetch(int32_t layer, const std::vector<int32_t>& ids, const std::vector<int32_t>& ranks);
+  // prefetch() of the prediction stored for `layer`, rows from `first_row`.
+  void prefetch_prediction(int32_t layer, int64_t first_row);
   bool layer_waits_for_reads() const;
   void issue_deferred_prefetch();
   void score_prediction(const Routing& r);
@@ -237,7 +254,9 @@ class StreamingExpertSource final : public ExpertSource {
   // first, so a misprediction costs one expert read, not a share of the next
   // layer's prefetch batch.
   int32_t deferred_layer_ = -1;
-  std::vector<int32_t> deferred_ids_;
+  std::vector<int32_t> deferred_ids_, deferred_ranks_;
+  std::vector<int32_t> vote_ids_, vote_ranks_;  // prefetch_prediction's scratch
+  PrefetchGate gate_;
   size_t outstanding_ = 0;
 
   bool in_batch_ = false;
