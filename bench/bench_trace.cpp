@@ -32,8 +32,13 @@
 // (token, layer), reading them from disk under each budget
 // (src/trace/e2e_replay.h), for one configuration (--config):
 //   ondemand_lru  lru eviction, no lookahead (every miss a demand read)
-//   default       LES's default policy and lookahead c, the predictor
-//                 SIMULATED at --recall R (default 0.886)
+//   default       LES's default policy, lookahead c and prefetch gate, the
+//                 predictor SIMULATED at --recall R (default 0.886), its wrong
+//                 candidates drawn by --fillers: popular (default: weighted by
+//                 1 + their layer's selections in the trace's prompt, as a real
+//                 predictor's near misses are often popular experts) or
+//                 uniform (any other expert; the pessimistic variant);
+//                 --prefetch-gate G overrides the engine's gate (0 = none)
 //   resident      experts from the file's memory map (read into the page
 //                 cache first): the compute reference, budgets ignored
 // --recall 1.0 with default gives the ceiling of a perfect predictor. Prints
@@ -74,6 +79,8 @@ struct Args {
   // end to end
   std::string model;
   std::string config = "default";
+  std::string fillers = "popular";
+  double prefetch_gate = les::sched::kDefaultPrefetchGate;
   int threads = 2;
   int tokens = 0;
   double disk_probe_mib = 1024;
@@ -114,8 +121,10 @@ int run_end_to_end(const Args& a, const les::trace::RouteTrace& trace, const std
   std::snprintf(recall, sizeof recall, "%.3f", a.recall);
   j["hints"] = a.config == "default" ? std::string("SIMULATED (each true expert of the next layer named with "
                                                    "probability r = ") +
-                                           recall + ", the rest of its c candidates other experts; the real "
-                                                    "predictor still runs for its cost, its candidates are replaced)"
+                                           recall + ", the rest of its c candidates other experts drawn " +
+                                           (a.fillers == "uniform" ? "uniformly"
+                                                                   : "by their layer's popularity in the trace's prompt") +
+                                           "; the real predictor still runs for its cost, its candidates are replaced)"
                                      : "none (on-demand reads)";
   if (a.config == "resident") j["hints"] = "none (resident experts)";
   j["disk_seq_bytes_per_s"] = disk;
@@ -135,6 +144,8 @@ int run_end_to_end(const Args& a, const les::trace::RouteTrace& trace, const std
     } else {
       o.recall = a.recall;
       o.prefetch_c = a.candidates > 0 ? a.candidates : -1;
+      o.fillers = a.fillers == "uniform" ? les::trace::FillerDraw::uniform : les::trace::FillerDraw::prompt_popularity;
+      o.prefetch_gate = a.prefetch_gate;
     }
     auto r = les::trace::replay_end_to_end(**model, trace, o);
     if (!r.ok()) return fail(r.status().to_string());
@@ -146,6 +157,9 @@ int run_end_to_end(const Args& a, const les::trace::RouteTrace& trace, const std
     e["prefetch_c"] = r->prefetch_c;
     e["recall"] = a.config == "default" ? nlohmann::ordered_json(a.recall) : nlohmann::ordered_json(nullptr);
     e["measured_recall"] = r->mean_recall;
+    e["fillers"] = a.config == "default" ? nlohmann::ordered_json(a.fillers) : nlohmann::ordered_json(nullptr);
+    e["prefetch_gate"] = a.config == "default" ? nlohmann::ordered_json(a.prefetch_gate) : nlohmann::ordered_json(nullptr);
+    e["prefetch_gated_per_token"] = static_cast<double>(r->prefetch_gated) / n;
     e["prompt_tokens"] = r->prompt_tokens;
     e["decode_tokens"] = r->decode_tokens;
     e["decode_tok_per_s"] = r->decode_tok_per_s();
@@ -158,6 +172,9 @@ int run_end_to_end(const Args& a, const les::trace::RouteTrace& trace, const std
     e["io_wait_s_per_token"] = r->io_wait_seconds / n;
     e["compute_s_per_token"] = (r->decode_seconds - r->io_wait_seconds) / n;
     e["disk_term_s_per_token"] = static_cast<double>(r->bytes_read) / n / disk;
+    e["user_cpu_s_per_token"] = r->user_cpu_seconds / n;
+    e["sys_cpu_s_per_token"] = r->sys_cpu_seconds / n;
+    e["major_faults_per_token"] = static_cast<double>(r->major_faults) / n;
     e["prefetch_experts"] = r->prefetch_experts;
     e["demand_experts"] = r->demand_experts;
     res.push_back(e);
@@ -207,6 +224,10 @@ int main(int argc, char** argv) {
   app.add_option("--model", a.model, "End to end: a GGUF of the trace's shape (e.g. les synth --preset qwen3-30b-a3b)");
   app.add_option("--config", a.config, "End to end: ondemand_lru, default or resident")
       ->check(CLI::IsMember({"ondemand_lru", "default", "resident"}));
+  app.add_option("--fillers", a.fillers, "End to end: the simulated predictor's wrong candidates, popular or uniform")
+      ->check(CLI::IsMember({"popular", "uniform"}));
+  app.add_option("--prefetch-gate", a.prefetch_gate, "End to end: the engine's prefetch gate (0 = read every candidate)")
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--threads", a.threads, "End to end: compute threads")->check(CLI::Range(1, 256));
   app.add_option("--tokens", a.tokens, "End to end: decode tokens (0 = all of the trace)")->check(CLI::Range(0, 1 << 20));
   app.add_option("--disk-probe-mib", a.disk_probe_mib, "End to end: MiB read by the disk-rate probe")

@@ -9,6 +9,10 @@ says. Configurations: ondemand_lru (lru, no lookahead), default (LES's
 default policy and lookahead, the predictor simulated at recall 0.886) and
 default_r1 (the same with recall 1.0: a perfect predictor's ceiling); plus one
 resident run (file read into the page cache first) for the compute reference.
+The simulated predictor's wrong candidates are drawn by their layer's
+popularity in the trace's prompt (bench_trace --fillers popular) unless the
+configuration ends in _uniform; nogate* turn the engine's prefetch gate off
+(--prefetch-gate 0: every candidate read ahead, the lookahead before the gate).
 
 Every cell runs under `flock -x LOCK` (one cell per hold), so a series never
 holds a shared machine for long; --cells picks a subset (e.g. to split a
@@ -28,11 +32,21 @@ from stream_ablation import Cgroup, drop_caches, run_measured  # noqa: E402
 
 GIB = 1024 ** 3
 CONFIGS = {"ondemand_lru": ["--config", "ondemand_lru"],
-           "default": ["--config", "default", "--recall", "0.886"],
-           "default_r1": ["--config", "default", "--recall", "1.0"],
+           "default": ["--config", "default", "--recall", "0.886", "--fillers", "popular"],
+           "default_uniform": ["--config", "default", "--recall", "0.886", "--fillers", "uniform"],
+           "default_r1": ["--config", "default", "--recall", "1.0", "--fillers", "popular"],
+           "nogate": ["--config", "default", "--recall", "0.886", "--fillers", "popular", "--prefetch-gate", "0"],
+           "nogate_uniform": ["--config", "default", "--recall", "0.886", "--fillers", "uniform",
+                              "--prefetch-gate", "0"],
            "resident": ["--config", "resident"]}
-LABELS = {"ondemand_lru": "on-demand LRU", "default": "LES default (r = 0.886, simulated)",
-          "default_r1": "LES default (r = 1.0, simulated)", "resident": "resident"}
+LABELS = {"ondemand_lru": "on-demand LRU",
+          "default": "LES default (r = 0.886, popular fillers)",
+          "default_uniform": "LES default (r = 0.886, uniform fillers)",
+          "default_r1": "LES default (r = 1.0)",
+          "nogate": "no prefetch gate (r = 0.886, popular fillers)",
+          "nogate_uniform": "no prefetch gate (r = 0.886, uniform fillers)",
+          "resident": "resident"}
+SERIES = [c for c in CONFIGS if c != "resident"]
 
 
 def run_cell(args, config, budget_gib):
@@ -83,8 +97,9 @@ def table(rows):
     out = ["| configuration | budget GiB | decode tok/s | ÷ resident | MiB read/token | hit rate (cache + in flight) | "
            "cache hit rate | I/O wait s/token | compute s/token | bytes read ÷ disk s/token | "
            "predictor recall (measured) | bound s/token = max(bytes ÷ disk, resident compute) | s/token ÷ bound | "
-           "compute − resident compute s/token | prefetched never used MiB/token |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "compute − resident compute s/token | prefetched never used MiB/token | CPU user + sys s/token | "
+           "major page faults/token |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (list(CONFIGS).index(r["config"]), r["budget_gib"] or 0)):
         ratio = "%.2f" % (r["decode_tok_per_s"] / res_tps) if res_tps and r["config"] != "resident" else "-"
         sel = r.get("cache_hits", 0) + r.get("inflight_hits", 0) + r.get("misses", 0)
@@ -96,11 +111,14 @@ def table(rows):
                                      "%.2f" % (1.0 / r["decode_tok_per_s"] / bound) if streamed else "-",
                                      "%+.3f" % (r["compute_s_per_token"] - res_c) if streamed else "-",
                                      "%.1f" % (r.get("prefetch_unused_bytes_per_token", 0) / 2**20) if streamed else "-")
+        tail += " %s | %s |" % ("%.3f + %.3f" % (r["user_cpu_s_per_token"], r["sys_cpu_s_per_token"])
+                                if "user_cpu_s_per_token" in r else "-",
+                                "%.1f" % r["major_faults_per_token"] if "major_faults_per_token" in r else "-")
         out.append(("| %s | %s | %.3f | %s | %.1f | %.1f %% | %s | %.3f | %.3f | %.3f | %s |" + tail) % (
             LABELS[r["config"]], "%g" % r["budget_gib"] if r["budget_gib"] else "-", r["decode_tok_per_s"], ratio,
             r["bytes_read_per_token"] / 2**20, 100 * r["hit_rate"], cache_hit, r["io_wait_s_per_token"],
             r["compute_s_per_token"], r["disk_term_s_per_token"],
-            "%.3f" % r["measured_recall"] if r["config"].startswith("default") else "-"))
+            "%.3f" % r["measured_recall"] if r.get("recall") is not None else "-"))
     return "\n".join(out)
 
 
@@ -110,15 +128,15 @@ def ascii_chart(rows, width=50):
     top = max([r["decode_tok_per_s"] for r in rows] + [res or 0.0] + [1e-9])
     out = ["decode tok/s against expert budget (# = tok/s, | = resident speed of the same series)", "```"]
     mark = int(round(width * res / top)) if res else None
-    for c in ("ondemand_lru", "default", "default_r1"):
+    for c in SERIES:
         for r in sorted((r for r in rows if r["config"] == c), key=lambda r: r["budget_gib"]):
             n = int(round(width * r["decode_tok_per_s"] / top))
             bar = list("#" * n + " " * (width - n))
             if mark is not None and mark <= width:
                 bar[min(mark, width - 1)] = "|"
-            out.append("%-34s %4g GiB %s %.3f" % (LABELS[c], r["budget_gib"], "".join(bar), r["decode_tok_per_s"]))
+            out.append("%-46s %4g GiB %s %.3f" % (LABELS[c], r["budget_gib"], "".join(bar), r["decode_tok_per_s"]))
     if res:
-        out.append("%-34s %8s %s %.3f" % (LABELS["resident"] + " (mean)", "", "#" * min(mark, width), res))
+        out.append("%-46s %8s %s %.3f" % (LABELS["resident"] + " (mean)", "", "#" * min(mark, width), res))
     out.append("```")
     return "\n".join(out)
 
@@ -128,7 +146,7 @@ def plot(rows, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for c in ("ondemand_lru", "default", "default_r1"):
+    for c in SERIES:
         pts = sorted((r["budget_gib"], r["decode_tok_per_s"]) for r in rows if r["config"] == c)
         if pts:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=LABELS[c])
@@ -171,7 +189,8 @@ def main():
     else:
         budgets = [float(b) for b in a.budgets_gib.split(",")]
         cells = [c.split(":") for c in a.cells.split(",")] if a.cells else \
-            [(c, b) for c in ("ondemand_lru", "default", "default_r1") for b in budgets] + [("resident", 0)]
+            [(c, b) for c in ("ondemand_lru", "default", "default_uniform", "default_r1") for b in budgets] + \
+            [("resident", 0)]
         for c, b in cells:
             rows.append(run_cell(a, c, float(b)))
     doc = {"method": "bench_trace --model (end to end): one fresh process per cell, page cache dropped, memory "

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <memory>
 #include <random>
+
+#include <sys/resource.h>
 #include <vector>
 
 #include "sched/context_factory.h"
@@ -14,6 +16,21 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+struct Usage {
+  double user = 0, sys = 0;
+  uint64_t major_faults = 0;
+};
+
+Usage usage_now() {
+  rusage ru{};
+  Usage u;
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return u;
+  u.user = static_cast<double>(ru.ru_utime.tv_sec) + 1e-6 * static_cast<double>(ru.ru_utime.tv_usec);
+  u.sys = static_cast<double>(ru.ru_stime.tv_sec) + 1e-6 * static_cast<double>(ru.ru_stime.tv_usec);
+  u.major_faults = static_cast<uint64_t>(ru.ru_majflt);
+  return u;
 }
 
 }  // namespace
@@ -52,6 +69,7 @@ Result<E2eResult> replay_end_to_end(const Model& model, const RouteTrace& trace,
                                     : std::clamp(probe->n_expert_used() + 2, hp.n_expert_used,
                                                  std::min(2 * hp.n_expert_used, hp.n_expert));
   sp.use_direct_io = o.direct_io;
+  sp.prefetch_gate = o.prefetch_gate;
   if (o.prefetch_c == 0) sp.layer0 = sched::Layer0Lookahead::none;
   sp.prediction_override = [&routing](int32_t layer, int64_t row0, int64_t n_rows, std::vector<int32_t>& ids) {
     if (routing) routing->predict(layer, row0, n_rows, ids);
@@ -60,7 +78,7 @@ Result<E2eResult> replay_end_to_end(const Model& model, const RouteTrace& trace,
   sched::StreamingExpertSource* src = sched::streaming_source(*ctx);
   const int32_t c = src ? src->prefetch_c() : 0;
   LES_ASSIGN_OR_RETURN(routing, TraceRouting::create(trace, hp.n_layer, hp.n_expert, hp.n_expert_used,
-                                                     c > 0 ? o.recall : -1, std::max(c, 1), o.seed));
+                                                     c > 0 ? o.recall : -1, std::max(c, 1), o.seed, o.fillers));
   TraceRouting* tr = routing.get();
   ctx->set_routing_override([tr](const RoutingOverrideRequest& r) { return tr->apply(r); });
 
@@ -79,6 +97,7 @@ Result<E2eResult> replay_end_to_end(const Model& model, const RouteTrace& trace,
   if (src) src->reset_stats();
 
   std::mt19937 feed(777);
+  const Usage u0 = usage_now();
   for (int32_t i = 0; i < n_decode; ++i) {
     tr->begin_decode(i);
     const int32_t one[1] = {static_cast<int32_t>(feed() % static_cast<uint32_t>(hp.n_vocab))};
@@ -86,6 +105,10 @@ Result<E2eResult> replay_end_to_end(const Model& model, const RouteTrace& trace,
     LES_RETURN_IF_ERROR(ctx->decode(one));
     res.decode_seconds += seconds_since(t0);
   }
+  const Usage u1 = usage_now();
+  res.user_cpu_seconds = u1.user - u0.user;
+  res.sys_cpu_seconds = u1.sys - u0.sys;
+  res.major_faults = u1.major_faults - u0.major_faults;
   if (src) {
     const sched::SchedStats& st = src->stats();
     res.bytes_read = st.bytes_read;
@@ -95,6 +118,7 @@ Result<E2eResult> replay_end_to_end(const Model& model, const RouteTrace& trace,
     res.inflight_hits = st.inflight_hits();
     res.misses = st.misses();
     res.prefetch_unused_bytes = st.prefetch_unused_bytes;
+    res.prefetch_gated = st.prefetch_gated;
     res.hit_rate = st.hit_rate();
     res.io_wait_seconds = st.io_wait_s;
     res.mean_recall = st.mean_recall(1);

@@ -25,6 +25,8 @@
 
 #include "core/model/model.h"
 #include "sched/eviction_policy.h"
+#include "sched/prefetch_gate.h"
+#include "trace/simulated_lookahead.h"
 #include "trace/route_trace.h"
 #include "util/status.h"
 
@@ -37,6 +39,11 @@ struct E2eOptions {
   int32_t prefetch_c = -1;   // -1 = LES's default rule k + 2 with k = the trace's top-k (the top-k
                              // computed), clamped to the model's [k, 2k]; 0 = on-demand reads
   double recall = 0.886;     // the simulated predictor's recall, 0..1 (with lookahead)
+  // How the simulated predictor's wrong candidates are drawn: by their layer's
+  // popularity in the trace's prompt (near misses of a real predictor are often
+  // popular experts), or uniformly (the pessimistic variant).
+  FillerDraw fillers = FillerDraw::prompt_popularity;
+  double prefetch_gate = sched::kDefaultPrefetchGate;  // StreamingParams::prefetch_gate
   int32_t n_threads = 2;
   int32_t decode_tokens = 0; // 0 = every decode token of the trace
   uint64_t seed = 1;
@@ -54,9 +61,16 @@ struct E2eResult {
   uint64_t prefetch_experts = 0, demand_experts = 0;
   uint64_t hits = 0, inflight_hits = 0, misses = 0;  // per selected expert: in the cache, being read, not asked for
   uint64_t prefetch_unused_bytes = 0;  // prefetched and evicted before any use
+  uint64_t prefetch_gated = 0;      // uncached candidates the prefetch gate held back
   double hit_rate = 0;              // (hits + in-flight hits) / selected experts
   double io_wait_seconds = 0;       // compute blocked on expert reads
   double mean_recall = 0;           // the (simulated) predictor's measured recall
+  // The process's resources over the decode tokens (getrusage; every thread):
+  // CPU seconds in user and kernel mode, and page faults that read from disk
+  // (a mapped page of the dense weights evicted under memory pressure and read
+  // again counts here, and its time in compute).
+  double user_cpu_seconds = 0, sys_cpu_seconds = 0;
+  uint64_t major_faults = 0;
 };
 
 // Whether `trace` can drive `model` (same n_layer and n_expert, the trace's

@@ -8,7 +8,8 @@ namespace les::trace {
 
 Result<std::unique_ptr<TraceRouting>> TraceRouting::create(const RouteTrace& trace, int32_t model_n_layer,
                                                            int32_t model_n_expert, int32_t model_n_expert_used,
-                                                           double recall, int32_t c, uint64_t seed) {
+                                                           double recall, int32_t c, uint64_t seed,
+                                                           FillerDraw fillers) {
   if (trace.n_layer != model_n_layer || trace.n_expert != model_n_expert)
     return invalid_argument_error("trace routing: the trace has " + std::to_string(trace.n_layer) + " layers x " +
                                   std::to_string(trace.n_expert) + " experts, the model " +
@@ -58,6 +59,17 @@ Result<std::unique_ptr<TraceRouting>> TraceRouting::create(const RouteTrace& tra
                                       std::to_string(l));
   }
   if (recall >= 0) r->sim_ = std::make_unique<SimulatedLookahead>(recall, c, trace.n_expert, seed);
+  if (fillers == FillerDraw::prompt_popularity) {
+    // Recorded prompt tokens only (not the nearest-token fill-ins above).
+    r->filler_weight_.assign(static_cast<size_t>(r->n_layer_),
+                             std::vector<double>(static_cast<size_t>(trace.n_expert), 1.0));
+    for (const auto& [step, row] : pre)
+      for (const RouteGroup* g : row)
+        if (g != nullptr)
+          for (int32_t e : g->experts)
+            if (e >= 0 && e < trace.n_expert)
+              r->filler_weight_[static_cast<size_t>(g->layer)][static_cast<size_t>(e)] += 1.0;
+  }
   return r;
 }
 
@@ -87,7 +99,9 @@ void TraceRouting::predict(int32_t layer, int64_t row0, int64_t n_rows, std::vec
   for (int64_t t = 0; t < n_rows; ++t) {
     const RouteGroup* g = group(row0 + t, layer);
     if (sim_ == nullptr || g == nullptr) continue;  // rows outside the trace keep expert 0s
-    sim_->predict(g->experts, cand_);
+    std::span<const double> w;
+    if (!filler_weight_.empty()) w = filler_weight_[static_cast<size_t>(layer)];
+    sim_->predict(g->experts, cand_, w);
     std::copy_n(cand_.begin(), std::min<size_t>(cand_.size(), static_cast<size_t>(c_)), ids.begin() + t * c_);
   }
 }

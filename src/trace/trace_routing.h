@@ -16,7 +16,11 @@
 // predict() replaces the lookahead predictor's candidates for a layer
 // (StreamingParams::prediction_override): a SimulatedLookahead of the given
 // recall names each true expert of that (token, layer) with probability r
-// and fills the list to c with other experts (simulated_lookahead.h).
+// and fills the list to c with other experts (simulated_lookahead.h), drawn
+// uniformly or by their popularity in the same layer during the trace's
+// prompt (FillerDraw::prompt_popularity: weight 1 + the prompt tokens that
+// selected the expert there; the prompt is what a running engine has seen
+// before decode, the decode tokens' routing is never used for it).
 //
 // Errors (create): invalid_argument when the shapes differ (names both), the
 // trace's top-k exceeds the model's, or the trace has no prompt or decode
@@ -42,7 +46,8 @@ class TraceRouting {
   // engine's candidates per layer (its prefetch c).
   static Result<std::unique_ptr<TraceRouting>> create(const RouteTrace& trace, int32_t model_n_layer,
                                                       int32_t model_n_expert, int32_t model_n_expert_used,
-                                                      double recall, int32_t c, uint64_t seed);
+                                                      double recall, int32_t c, uint64_t seed,
+                                                      FillerDraw fillers = FillerDraw::uniform);
 
   int32_t n_prompt_tokens() const noexcept { return static_cast<int32_t>(prefill_.size()); }
   int32_t n_decode_tokens() const noexcept { return static_cast<int32_t>(decode_.size()); }
@@ -69,6 +74,7 @@ class TraceRouting {
   std::vector<std::vector<const RouteGroup*>> prefill_, decode_;
   int32_t decode_index_ = -1;
   std::unique_ptr<SimulatedLookahead> sim_;
+  std::vector<std::vector<double>> filler_weight_;  // [layer][expert]; empty: uniform fillers
   std::vector<int32_t> cand_;
   RouteTrace trace_;  // owns the groups pointed to (kept by value: the caller's may go)
 };

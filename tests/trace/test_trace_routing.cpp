@@ -22,6 +22,7 @@
 #include "sched/slot_layout.h"
 #include "support/fixtures.h"
 #include "trace/e2e_replay.h"
+#include "trace/simulated_lookahead.h"
 #include "trace/trace_routing.h"
 #include "trace_test_util.h"
 
@@ -175,6 +176,77 @@ TEST_CASE("End-to-end replay streams the trace's experts; the simulated predicto
   REQUIRE(od.ok());
   CHECK(od->prefetch_experts == 0);
   CHECK(od->demand_experts > 0);
+}
+
+TEST_CASE("Simulated predictor: weighted fillers come from the weighted experts, uniform otherwise", "[trace]") {
+  // 16 experts; truth {0, 1}; weight only on 10 and 11, so with c = 4 and
+  // recall 1 the fillers are exactly those two.
+  std::vector<double> w(16, 0.0);
+  w[10] = 3.0;
+  w[11] = 1.0;
+  const std::vector<int32_t> truth = {0, 1};
+  SimulatedLookahead sim(1.0, 4, 16, 7);
+  std::vector<int32_t> out;
+  for (int i = 0; i < 50; ++i) {
+    sim.predict(truth, out, w);
+    REQUIRE(out.size() == 4);
+    CHECK(out[0] == 0);
+    CHECK(out[1] == 1);
+    CHECK(std::set<int32_t>(out.begin() + 2, out.end()) == std::set<int32_t>{10, 11});
+  }
+  // Recall 0, c = 1: one filler, 10 three times as often as 11, never another.
+  SimulatedLookahead one(0.0, 1, 16, 9);
+  std::map<int32_t, int> count;
+  for (int i = 0; i < 4000; ++i) {
+    one.predict(truth, out, w);
+    REQUIRE(out.size() == 1);
+    ++count[out[0]];
+  }
+  CHECK(count.size() == 2);
+  // Binomial(4000, 3/4): sd = 27.4; 5 sd.
+  CHECK(std::abs(count[10] - 3000) <= 137);
+  // More fillers than positive weights: the rest uniform among the others, still distinct.
+  SimulatedLookahead many(1.0, 6, 16, 11);
+  many.predict(truth, out, w);
+  REQUIRE(out.size() == 6);
+  CHECK(std::set<int32_t>(out.begin(), out.end()).size() == 6);
+  CHECK(std::set<int32_t>(out.begin(), out.end()).count(10) == 1);
+  // Weights of the wrong length: uniform fillers.
+  many.predict(truth, out, std::vector<double>(3, 1.0));
+  CHECK(std::set<int32_t>(out.begin(), out.end()).size() == 6);
+}
+
+TEST_CASE("End-to-end replay: the prefetch gate stops reading candidates that are never used", "[trace]") {
+  LES_REQUIRE_FIXTURE(path, "synthetic/qwen3moe-F16.gguf");
+  auto model = load(path);
+  const RouteTrace t = small_trace(96);
+  auto min = sched::min_expert_budget_bytes(*model, ContextParams{});
+  auto layout = sched::SlotLayout::from_model(*model, 4096);
+  REQUIRE(min.ok());
+  REQUIRE(layout.ok());
+  // Recall 1 and c = 4 for the trace's top-2: ranks 0-1 are always the true
+  // experts, ranks 2-3 fillers that are never used. Room for 24 of the 64
+  // experts: fillers cost reads and evictions.
+  auto run = [&](double gate) {
+    E2eOptions o;
+    o.budget_bytes = *min + 24 * layout->slot_bytes();
+    o.recall = 1.0;
+    o.fillers = FillerDraw::uniform;
+    o.prefetch_gate = gate;
+    o.n_threads = 1;
+    o.direct_io = false;
+    auto r = replay_end_to_end(*model, t, o);
+    REQUIRE(r.ok());
+    return *r;
+  };
+  const E2eResult open = run(0.0), gated = run(sched::kDefaultPrefetchGate);
+  CHECK(open.prefetch_gated == 0);
+  CHECK(gated.prefetch_gated > 0);
+  CHECK(gated.prefetch_experts < open.prefetch_experts);
+  CHECK(gated.bytes_read < open.bytes_read);
+  // The true experts are still read ahead: as many uses are hits.
+  CHECK(gated.hit_rate >= open.hit_rate);
+  CHECK(gated.prefetch_experts > 0);
 }
 
 TEST_CASE("Streamed on demand, the reads are exactly the trace's experts of each (token, layer)", "[trace]") {
