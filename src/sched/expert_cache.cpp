@@ -252,13 +252,27 @@ void ExpertCache::fill_done(int32_t slot, bool ok) {
   }
 }
 
-ExpertHandle ExpertCache::pin(int32_t slot) {
+ExpertHandle ExpertCache::pin(int32_t slot, bool count_use) {
   Slot& s = slots_[static_cast<size_t>(slot)];
   if (s.pins++ == 0) ++n_pinned_;
   s.prefetched_unused = false;
   update_evictable(slot);  // pinned: not evictable (before the use changes its rank)
-  if (s.key >= 0) evictor_->on_use(s.key);
+  if (s.key >= 0 && count_use) evictor_->on_use(s.key);
   return ExpertHandle(this, slot);
+}
+
+void ExpertCache::credit_use(int32_t layer, int32_t expert) noexcept {
+  const int32_t slot = lookup(layer, expert);
+  if (slot < 0) return;
+  Slot& s = slots_[static_cast<size_t>(slot)];
+  if (s.key < 0) return;
+  // The evictor ranks only while the key is not evictable: take it out, count, put it back.
+  if (s.evictable) {
+    s.evictable = false;
+    evictor_->remove(s.key);
+  }
+  evictor_->on_use(s.key);
+  update_evictable(slot);
 }
 
 void ExpertCache::unpin(int32_t slot) noexcept {

@@ -184,7 +184,10 @@ class ExpertCache {
   // The read into a filling slot finished: ready, or empty when !ok.
   void fill_done(int32_t slot, bool ok);
   // Marks a use of the slot (policy bookkeeping) and pins it. Precondition: not empty.
-  ExpertHandle pin(int32_t slot);
+  ExpertHandle pin(int32_t slot, bool count_use = true);
+  // A use of (layer, expert) counted after the fact (a verify pass's draft-only
+  // expert whose draft was kept: VerifyCredit); nothing when it is not cached.
+  void credit_use(int32_t layer, int32_t expert) noexcept;
   // A batch of n_tokens begins (ageing of frequencies; prefetch protection
   // counts batches).
   void advance_token(int64_t n_tokens = 1) noexcept;

@@ -55,7 +55,8 @@ ExpertCacheParams cache_params(const Model& m, const StreamingParams& p, const S
   const size_t c_max = static_cast<size_t>(2 * hp.n_expert_used);
   cp.reserved_bytes = static_cast<size_t>(kPredictRows) *
                           (static_cast<size_t>(hp.n_expert + 2 * hp.n_embd) * sizeof(float) + c_max * sizeof(int32_t)) +
-                      static_cast<size_t>(hp.n_layer_all) * nb * c_max * sizeof(int32_t) + keys * 96;
+                      static_cast<size_t>(hp.n_layer_all) * nb * c_max * sizeof(int32_t) + keys * 96 +
+                      BatchBytesPredictor::max_bytes(m);
   cp.budget_bytes = p.budget_bytes;
   cp.policy = p.policy;
   cp.prefault_progress = p.prefault_progress;
@@ -75,6 +76,7 @@ Result<size_t> StreamingExpertSource::min_budget_bytes(const Model& model, const
 StreamingExpertSource::StreamingExpertSource(const Model& model, const StreamingParams& p, SlotLayout layout,
                                              int32_t c)
     : model_(model), p_(p), layout_(std::move(layout)), c_(c), predictor_(model, std::max(c, 1)),
+      batch_bytes_(model),
       gate_(std::max(c, 1), p.prefetch_gate) {}
 
 namespace {
@@ -270,7 +272,7 @@ Status StreamingExpertSource::issue_queued() {
     if (!slot) return Status();
     if (unused_layer >= 0) batch_.prefetch_unused_bytes += layout_.expert_bytes(unused_layer);
     w.slot = *slot;
-    w.handle = cache_->pin(*slot);
+    w.handle = cache_->pin(*slot, !in_verify_);
     ++w.demand_reads;
     Status st = submit_expert(cur_layer_, w.expert, *slot, false);
     if (!st.ok()) {
@@ -303,7 +305,7 @@ Status StreamingExpertSource::prepare(int32_t layer, std::span<const int32_t> ex
       (cache_->state(slot) == SlotState::ready ? ls.hits : ls.inflight_hits) += 1;
       if (cache_->was_prefetched_unused(slot)) ++ls.prefetch_hits;  // before pin() clears it
       w.slot = slot;
-      w.handle = cache_->pin(slot);
+      w.handle = cache_->pin(slot, !in_verify_);
     } else {
       ++ls.misses;
     }
@@ -422,6 +424,7 @@ void StreamingExpertSource::on_routed(const Routing& r) {
   if (r.layer < 0 || r.layer >= layout_.n_layer()) return;
   Lock lk(mu_);
   score_prediction(r);
+  if (in_verify_) credit_verify_uses(r);
   // Lookahead within the trunk: an MTP block (blk.n_layer ..) does not run
   // after the last trunk layer.
   const int32_t n_trunk = model_.hparams().n_layer;
@@ -519,7 +522,10 @@ void StreamingExpertSource::begin_batch(const float* embeddings, int64_t n_token
   n_batch_rows_ = n_tokens;
   batch_start_ = Clock::now();
   if (outstanding_ == 0) idle_since_ = batch_start_;
-  cache_->advance_token(n_tokens);
+  cache_->advance_token(verify_next_ ? 1 : n_tokens);
+  in_verify_ = verify_next_;
+  verify_next_ = false;
+  draft_uses_.clear();
   deferred_layer_ = -1;
   for (size_t l = 0; l < pred_.size(); ++l)
     if (l != 0 || p_.layer0 != Layer0Lookahead::final_hidden) {

@@ -52,7 +52,6 @@
 #pragma once
 
 #include <chrono>
-#include <functional>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -65,10 +64,11 @@
 #include "io/io_backend.h"
 #include "io/io_factory.h"
 #include "sched/expert_cache.h"
-#include "sched/slot_layout.h"
+#include "sched/batch_bytes_predictor.h"
 #include "sched/expert_predictor.h"
 #include "sched/prefetch_gate.h"
 #include "sched/sched_stats.h"
+#include "sched/slot_layout.h"
 
 namespace les::sched {
 
@@ -151,6 +151,21 @@ class StreamingExpertSource final : public ExpertSource {
   Result<size_t> next_ready(int32_t layer, std::span<const int32_t> pending) override;
   void done(int32_t layer, int32_t expert) override;
 
+  // ExpertCost (speculative decoding). predict_batch_bytes: BatchBytesPredictor
+  // against the cache's contents and reads in flight (all zeros when the
+  // prediction fails: an unknown token id). last_batch_io: the last finished
+  // batch's bytes read and I/O wait (last_batch_stats()). begin_verify: the
+  // next batch advances the cache's clock by one token, not by its rows (a
+  // verify pass is one step of the text), and in it an expert earns its use
+  // in the eviction policy's recency/frequency only through a row that is
+  // kept: row 0's experts at once, experts only drafts selected when
+  // on_verified() keeps a row that selected them (rejected drafts never
+  // push useful experts out). Thread-safe like the rest.
+  void predict_batch_bytes(std::span<const int32_t> tokens, std::span<uint64_t> out) override;
+  BatchIo last_batch_io() const override;
+  void begin_verify() override;
+  void on_verified(int32_t n_rows_kept) override;
+
   // Lowers (or raises) the budget at run time, from any thread, also while
   // the Context decodes: applied before it returns, between two scheduler
   // steps (a safe point: no slot being computed from or read into is freed).
@@ -219,6 +234,8 @@ class StreamingExpertSource final : public ExpertSource {
   bool layer_waits_for_reads() const;
   void issue_deferred_prefetch();
   void score_prediction(const Routing& r);
+  // A verify pass's layer: row 0's experts earn their use now, the others wait in draft_uses_.
+  void credit_verify_uses(const Routing& r);
   // Predicts `layer` for n rows of u (n x n_embd) into out (n x c ids),
   // kPredictRows rows at a time so the predictor's scratch stays inside the
   // budget's reserve. from >= 0: u is layer `from`'s router input
@@ -236,6 +253,7 @@ class StreamingExpertSource final : public ExpertSource {
   int32_t c_;
   std::unique_ptr<ExpertCache> cache_;
   ExpertPredictor predictor_;
+  BatchBytesPredictor batch_bytes_;
   std::unique_ptr<io::IoBackend> backend_;  // after cache_: destroyed first (waits for reads into slots)
   io::FileId file_ = 0;
   std::string backend_name_;
@@ -260,6 +278,12 @@ class StreamingExpertSource final : public ExpertSource {
   size_t outstanding_ = 0;
 
   bool in_batch_ = false;
+  bool verify_next_ = false;  // begin_verify() was called: the next batch is one step
+  bool in_verify_ = false;    // the current batch is a verify pass
+  struct DraftUse {
+    int32_t layer, expert, first_row;  // the first row (>= 1) that selected the expert
+  };
+  std::vector<DraftUse> draft_uses_;  // this verify pass's uses awaiting on_verified
   int64_t n_batch_rows_ = 0;
   Clock::time_point batch_start_{}, idle_since_{};
   SchedStats batch_, last_, total_;

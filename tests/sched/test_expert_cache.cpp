@@ -93,6 +93,42 @@ TEST_CASE("ExpertCache LRU evicts the least recently used", "[sched]") {
   CHECK(cache.lookup(0, 1) == s1);
 }
 
+TEST_CASE("ExpertCache: a pin that does not count a use, and a use credited later (verify passes)", "[sched]") {
+  for (EvictionPolicy policy : all_eviction_policies()) {
+    DYNAMIC_SECTION(eviction_policy_name(policy)) {
+      auto c = ExpertCache::create(params(policy, 3));
+      REQUIRE(c.ok());
+      ExpertCache& cache = **c;
+      const int32_t s1 = fill(cache, 0, 1);
+      const int32_t s2 = fill(cache, 0, 2);
+      fill(cache, 0, 3);
+      for (int i = 0; i < 3; ++i) {  // 2 and 3 are used; 1 is only pinned without a use
+        cache.advance_token();
+        cache.pin(s1, /*count_use=*/false).release();
+        cache.pin(s2).release();
+        cache.pin(cache.lookup(0, 3)).release();
+      }
+      {
+        auto v = cache.claim(1, 0, false);
+        REQUIRE(v.has_value());
+        CHECK(cache.lookup(0, 1) == -1);  // the uncounted pins did not keep it
+        cache.fill_done(*v, true);
+      }
+      // Now credit expert 2 repeatedly (kept drafts) but not 3: 3 goes first.
+      for (int i = 0; i < 4; ++i) {
+        cache.advance_token();
+        cache.credit_use(0, 2);
+        cache.pin(cache.lookup(1, 0)).release();
+      }
+      cache.credit_use(1, 7);  // not cached: nothing happens
+      auto w = cache.claim(1, 1, false);
+      REQUIRE(w.has_value());
+      CHECK(cache.lookup(0, 3) == -1);
+      CHECK(cache.lookup(0, 2) == s2);
+    }
+  }
+}
+
 TEST_CASE("ExpertCache aged LFU keeps the frequent expert, and ageing forgets", "[sched]") {
   ExpertCacheParams p = params(EvictionPolicy::lfu_aged, 2);
   p.half_life_tokens = 1.0;
