@@ -82,12 +82,12 @@ double DraftLengthPolicy::predicted_seconds(int32_t n, uint64_t bytes) const {
 }
 
 int32_t DraftLengthPolicy::best(int32_t bucket, std::span<const uint64_t> prefix_bytes, int32_t lo,
-                                double draft_s) const {
+                                double draft_s, double fixed_s) const {
   const int32_t n_avail = static_cast<int32_t>(prefix_bytes.size()) - 1;
   int32_t best_d = lo;
   double best_rate = -1;
   for (int32_t d = lo; d <= n_avail; ++d) {
-    const double t = predicted_seconds(d + 1, prefix_bytes[static_cast<size_t>(d)]) + draft_s * d;
+    const double t = predicted_seconds(d + 1, prefix_bytes[static_cast<size_t>(d)]) + draft_s * d + (d > 0 ? fixed_s : 0.0);
     const double rate = expected_tokens(bucket, d) / std::max(t, 1e-12);
     if (rate > best_rate * (1.0 + 1e-9)) {  // ties keep the shorter draft
       best_rate = rate;
@@ -97,17 +97,22 @@ int32_t DraftLengthPolicy::best(int32_t bucket, std::span<const uint64_t> prefix
   return best_d;
 }
 
-int32_t DraftLengthPolicy::plan(int32_t bucket, double draft_seconds_per_token) const {
+int32_t DraftLengthPolicy::plan(int32_t bucket, double draft_seconds_per_token, double catch_up_seconds) const {
   if (!(draft_seconds_per_token > 0)) return p_.draft_max;
+  const double fixed = catch_up_seconds > 0 ? catch_up_seconds : 0.0;
   std::vector<uint64_t> bytes(prefix_bytes_.size());
   for (size_t j = 0; j < bytes.size(); ++j) {
     // Unseen prefix lengths: the longest seen one's bytes plus its mean step.
     bytes[j] = static_cast<uint64_t>(prefix_bytes_[j].mean());
     if (prefix_bytes_[j].weight <= 0 && j > 0) bytes[j] = bytes[j - 1] + (j >= 2 ? bytes[j - 1] - bytes[j - 2] : 0);
   }
-  const int32_t d = best(bucket, bytes, std::min(p_.draft_min, p_.draft_max), draft_seconds_per_token);
-  // Exploration: an idle stretch reaching the interval drafts one token anyway.
-  return d == 0 && idle_ >= explore_ ? 1 : d;
+  const int32_t d = best(bucket, bytes, std::min(p_.draft_min, p_.draft_max), draft_seconds_per_token, fixed);
+  if (d > 0 || idle_ < explore_) return d;
+  // Exploration: an idle stretch reaching the interval drafts one token
+  // anyway, if the probe's extra cost fits the exploration share of the time
+  // decoded since the last one.
+  const double probe = fixed + draft_seconds_per_token + std::max(0.0, compute_seconds(2) - compute_seconds(1));
+  return probe <= kExploreShare * since_probe_s_ ? 1 : 0;
 }
 
 int32_t DraftLengthPolicy::choose(int32_t bucket, std::span<const uint64_t> prefix_bytes) {
@@ -118,15 +123,17 @@ int32_t DraftLengthPolicy::choose(int32_t bucket, std::span<const uint64_t> pref
   }
   for (int32_t j = 0; j <= n_avail && static_cast<size_t>(j) < prefix_bytes_.size(); ++j)
     prefix_bytes_[static_cast<size_t>(j)].add(static_cast<double>(prefix_bytes[static_cast<size_t>(j)]), kDecay);
-  int32_t d = best(bucket, prefix_bytes, std::min(p_.draft_min, n_avail), 0.0);
+  int32_t d = best(bucket, prefix_bytes, std::min(p_.draft_min, n_avail), 0.0, 0.0);
   if (d > 0) {
     idle_ = 0;
     explore_ = kExploreFirst;
+    since_probe_s_ = 0;
     return d;
   }
   if (++idle_ >= explore_) {  // probe: verify one draft to keep the estimates current
     idle_ = 0;
     explore_ = std::min(2 * explore_, kExploreMax);
+    since_probe_s_ = 0;
     d = 1;
   }
   return d;
@@ -138,6 +145,7 @@ void DraftLengthPolicy::record_pass(int32_t n_tokens, double seconds, double io_
   const double wait = std::clamp(io_wait_seconds, 0.0, seconds);
   if (static_cast<size_t>(n_tokens) < compute_.size())
     compute_[static_cast<size_t>(n_tokens)].add(seconds - wait, kDecay);
+  since_probe_s_ += seconds;
   wait_s_ = wait_s_ * kDecay + wait;
   read_bytes_ = read_bytes_ * kDecay + static_cast<double>(bytes_read);
   predicted_bytes_ = predicted_bytes_ * kDecay + static_cast<double>(predicted_bytes);

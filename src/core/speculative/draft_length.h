@@ -27,7 +27,13 @@
 // at most one extra row every 16 passes.
 // For a drafter that costs time per token (a draft model), plan() bounds how
 // many tokens to draft at all, with the drafting time added to T and bytes
-// taken from the running per-prefix averages.
+// taken from the running per-prefix averages; a drafter that must first catch
+// up with the text (a draft model after plain decoding) adds that time S to
+// every d > 0: T(d) = C(d + 1) + w * bytes(d) + S + s * d. Its exploring
+// probes are rationed: one is made only when its extra cost (S + s + the
+// extra verify row C(2) - C(1)) is at most kExploreShare of the decode time
+// since the last probe, so exploration can slow plain decoding by at most
+// that share (the "no slower than plain by 3%").
 //
 // Thread-safety: thread-compatible.
 #pragma once
@@ -50,7 +56,10 @@ class DraftLengthPolicy {
 
   // Tokens to ask the drafter for before drafting (0 = decode plainly this
   // step). Free drafters (seconds_per_token == 0) get draft_max.
-  int32_t plan(int32_t bucket, double draft_seconds_per_token) const;
+  // catch_up_seconds: the drafter's time before it can draft (S above).
+  int32_t plan(int32_t bucket, double draft_seconds_per_token, double catch_up_seconds = 0.0) const;
+  // Most of the decode time exploring probes may cost a drafter that takes time.
+  static constexpr double kExploreShare = 0.02;
   // The drafts to verify, in [min(draft_min, n_avail), n_avail], where
   // n_avail = prefix_bytes.size() - 1 and prefix_bytes[j] is the predicted
   // bytes a pass of the pending token plus j drafts reads. Counts the
@@ -80,7 +89,8 @@ class DraftLengthPolicy {
     }
     double mean() const { return weight > 0 ? sum / weight : 0; }
   };
-  int32_t best(int32_t bucket, std::span<const uint64_t> prefix_bytes, int32_t lo, double draft_s) const;
+  int32_t best(int32_t bucket, std::span<const uint64_t> prefix_bytes, int32_t lo, double draft_s,
+               double fixed_s) const;
 
   DraftLengthParams p_;
   std::vector<double> acc_, trials_;     // per bucket, decayed, with a Beta(1, 1) prior
@@ -89,6 +99,7 @@ class DraftLengthPolicy {
   std::vector<Decayed> prefix_bytes_;    // per j = 0..draft_max: predicted bytes of a j-draft pass
   int32_t idle_ = 0;                     // steps since a draft was last verified
   int32_t explore_ = 16;                 // current exploration interval
+  double since_probe_s_ = 0;             // pass seconds since the last verified draft
 };
 
 }  // namespace les

@@ -65,6 +65,16 @@ Result<Draft> DraftModelDrafter::propose(const DraftRequest& r) {
   Status st = ctx_->decode(rest);
   if (!st.ok()) return st.with_context("draft model");
   held_.insert(held_.end(), rest.begin(), rest.end());
+  const auto t1 = std::chrono::steady_clock::now();
+  // Catch-up and drafting are measured apart: the catch-up grows with the
+  // plain decoding since the last draft, the drafting with the draft length.
+  // The one-token catch-up of a step that follows a draft is the normal
+  // cost of drafting (its first logits): it counts as drafting.
+  if (rest.size() > 1) {
+    const double per_sync = std::chrono::duration<double>(t1 - t0).count() / static_cast<double>(rest.size());
+    sec_per_sync_ = sec_per_sync_ > 0 ? 0.8 * sec_per_sync_ + 0.2 * per_sync : per_sync;
+  }
+  const auto t_draft = rest.size() > 1 ? t1 : t0;
   const bool greedy = sampler_.params().temperature <= 0.0f;
   for (int32_t i = 0; i < r.max_tokens; ++i) {
     if (i > 0) {
@@ -81,10 +91,21 @@ Result<Draft> DraftModelDrafter::propose(const DraftRequest& r) {
     d.tokens.push_back(t);
     if (!greedy) d.q.push_back(std::move(q));
   }
-  const double per = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+  const double per = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_draft).count() /
                      static_cast<double>(std::max<size_t>(1, d.tokens.size()));
   sec_per_token_ = sec_per_token_ > 0 ? 0.8 * sec_per_token_ + 0.2 * per : per;
   return d;
+}
+
+double DraftModelDrafter::catch_up_seconds(std::span<const int32_t> history) const {
+  const size_t lim = std::min(held_.size(), history.size());
+  size_t keep = 0;
+  while (keep < lim && held_[keep] == history[keep]) ++keep;
+  const size_t unseen = history.size() - keep;
+  // One unseen token is the normal start of a draft (counted in seconds_per_token).
+  if (unseen <= 1) return 0.0;
+  // Never measured yet: the first catch-up is the prompt's, paid once.
+  return sec_per_sync_ * static_cast<double>(unseen);
 }
 
 }  // namespace les

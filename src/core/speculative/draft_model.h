@@ -64,6 +64,9 @@ class DraftModelDrafter final : public Drafter {
   // its n_ctx) and its sampler's; the step then decodes plainly.
   Result<Draft> propose(const DraftRequest& r) override;
   double seconds_per_token() const noexcept override { return sec_per_token_; }
+  // The history tokens past the common prefix with the draft context, times
+  // the measured seconds per caught-up token.
+  double catch_up_seconds(std::span<const int32_t> history) const override;
 
   const Context& context() const noexcept { return *ctx_; }
 
@@ -74,7 +77,8 @@ class DraftModelDrafter final : public Drafter {
   std::unique_ptr<Context> ctx_;
   Sampler sampler_;
   std::vector<int32_t> held_;  // the tokens the draft context holds (positions 0 ..)
-  double sec_per_token_ = 0;   // moving average of drafting time per proposed token (prefix sync included)
+  double sec_per_token_ = 0;   // moving average of drafting time per proposed token (catch-up excluded)
+  double sec_per_sync_ = 0;    // moving average of catch-up time per token the draft context had not seen
 };
 
 }  // namespace les

@@ -78,6 +78,15 @@ class Drafter {
   // Measured time per proposed token (seconds; 0 = free), which the
   // draft-length policy weighs against the verify pass it saves.
   virtual double seconds_per_token() const noexcept { return 0.0; }
+  // Measured seconds the drafter needs before it can draft after `history`
+  // (a draft model decoding the tokens its own context has not seen yet:
+  // after a stretch of plain decoding, all of them); 0 = none. The policy
+  // adds it to any pass that drafts, and spends at most a small share of
+  // the decode time on exploring probes that pay it.
+  virtual double catch_up_seconds(std::span<const int32_t> history) const {
+    (void)history;
+    return 0.0;
+  }
   // Number of distinct Draft::bucket values (>= 1).
   virtual int32_t n_buckets() const noexcept { return 1; }
 };

@@ -53,7 +53,8 @@ Result<std::vector<int32_t>> SpeculativeDecoder::step(Context& ctx, Sampler& sam
   Draft draft;
   const auto t_draft = Clock::now();
   if (cap > 0) {
-    const int32_t want = std::min(cap, policy_.plan(0, drafter_->seconds_per_token()));
+    const int32_t want =
+        std::min(cap, policy_.plan(0, drafter_->seconds_per_token(), drafter_->catch_up_seconds(history)));
     if (want > 0) {
       DraftRequest r;
       r.history = history;

@@ -90,9 +90,41 @@ TEST_CASE("draft length: a costly drafter plans fewer tokens than a free one", "
   CHECK(p.plan(0, 0.0) == 8);
   const int32_t costly = p.plan(0, 2e-3);  // drafting a token costs 2 passes
   CHECK(costly < 8);
-  CHECK(p.plan(0, 1.0) == 1);  // the first opportunity is a probe ...
-  CHECK(p.choose(0, std::vector<uint64_t>(2, 0)) == 1);
-  CHECK(p.plan(0, 1.0) == 0);  // ... then a token that costs 1000 passes never pays
+  // A token that costs 1000 passes never pays, and is not even probed: the
+  // probe would cost far more than the exploration share of the time so far.
+  CHECK(p.plan(0, 1.0) == 0);
+}
+
+TEST_CASE("draft length: a drafter's catch-up counts, and its probes stay within the exploration share",
+          "[speculative]") {
+  DraftLengthParams dp;
+  dp.draft_max = 8;
+  DraftLengthPolicy p(dp);
+  train(p, 1e-3, 0.1, 0.0, 0, 0.75, 50);
+  CHECK(p.plan(0, 1e-4, 0.0) > 0);
+  CHECK(p.plan(0, 1e-4, 1.0) == 0);  // catching up costs 1000 passes: plain decoding
+
+  // A drafter at 10 passes per token with zero acceptance, 1 ms plain passes:
+  // each probe costs ~10.1 ms, so in 4 s of decoding at most
+  // 4 s * kExploreShare / 10.1 ms (= 7.9) probes are made.
+  DraftLengthPolicy q(dp);
+  train(q, 1e-3, 0.1, 0.0, 0, 0.0, 5);
+  int probes = 0;
+  for (int i = 0; i < 4000; ++i) {
+    if (q.plan(0, 1e-2) > 0) {
+      ++probes;
+      REQUIRE(q.choose(0, std::vector<uint64_t>(2, 0)) == 1);
+      q.record_pass(2, 1.1e-3, 0.0, 0, 0);
+      q.record_acceptance(0, 1, 0);
+    } else {
+      CHECK(q.choose(0, std::vector<uint64_t>(1, 0)) == 0);
+      q.record_pass(1, 1e-3, 0.0, 0, 0);
+    }
+  }
+  const double budget = 4.0 * DraftLengthPolicy::kExploreShare / (1e-2 + 1e-4);
+  INFO("probes " << probes << ", at most " << budget);
+  CHECK(probes >= 2);
+  CHECK(probes <= static_cast<int>(budget) + 1);
 }
 
 TEST_CASE("draft length: compute of unmeasured sizes follows the fitted line", "[speculative]") {
