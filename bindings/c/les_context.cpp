@@ -17,6 +17,8 @@ namespace {
 // The first les_context_params ended before the streaming fields (0.2 moved
 // them here from les_model_params); a caller of that size runs resident.
 constexpr size_t kContextParamsV1 = offsetof(les_context_params, expert_budget_bytes);
+// les_memory_plan before draft_bytes was appended.
+constexpr size_t kMemoryPlanV1 = offsetof(les_memory_plan, draft_bytes);
 
 // les_context_params' streaming fields as the scheduler's parameters.
 // Errors: invalid_argument naming a field whose value is not one of its enum's
@@ -62,6 +64,7 @@ les_memory_plan to_c(const les::sched::MemoryPlan& m) {
   p.expert_budget_bytes = m.resident ? 0 : m.expert_budget_bytes;
   p.resident = m.resident ? 1 : 0;
   p.n_ctx = m.n_ctx;
+  p.draft_bytes = m.draft_bytes;
   return p;
 }
 
@@ -84,6 +87,7 @@ les_context_params les_context_default_params(void) {
   p.memory_limit_bytes = 0;
   p.progress_callback = nullptr;
   p.progress_user_data = nullptr;
+  p.draft_model = nullptr;
   return p;
 }
 
@@ -116,8 +120,11 @@ les_status les_context_create(les_model* model, const les_context_params* params
     les_memory_plan plan{};
     if (p.memory_limit_bytes > 0) {
       // Measured before anything of the context exists: everything the process holds now.
+      if (p.draft_model != nullptr && !p.draft_model->state)
+        return fail(les::invalid_argument_error("les_context_params.draft_model is not a loaded model"));
       auto mp = les::sched::plan_memory(*model->state->model, cp, *sp, p.memory_limit_bytes,
-                                        les::sched::process_rss_bytes());
+                                        les::sched::process_rss_bytes(),
+                                        p.draft_model != nullptr ? p.draft_model->state->model.get() : nullptr);
       if (!mp.ok()) return fail(mp.status().with_context("les_context_params.memory_limit_bytes"));
       sp->budget_bytes = mp->resident ? 0 : static_cast<size_t>(mp->expert_budget_bytes);
       plan = to_c(*mp);
@@ -149,7 +156,7 @@ les_status les_context_memory_plan(const les_context* ctx, les_memory_plan* out)
     if (ctx == nullptr) return fail(les::invalid_argument_error("les_context_memory_plan: ctx is NULL"));
     les_memory_plan full = ctx->memory_plan;
     full.struct_size = sizeof full;
-    les::Status s = les::capi::copy_versioned_out(full, out, sizeof(les_memory_plan), "les_memory_plan");
+    les::Status s = les::capi::copy_versioned_out(full, out, kMemoryPlanV1, "les_memory_plan");
     if (!s.ok()) return fail(s, &ctx->last_error);
     return LES_OK;
   });

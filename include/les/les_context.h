@@ -84,7 +84,7 @@ typedef struct les_context_params {
                                     scheduler's scratch) is refused with LES_ERR_INVALID_ARGUMENT and
                                     a message giving every part in MiB. les_context_memory_plan()
                                     reports the split. Other contexts created later in the process
-                                    are not counted: give each its own share. */
+                                    are not counted: give each its own share (a draft model: draft_model). */
   les_progress_callback progress_callback; /* How a streaming context's expert cache is faulted in
                                     (the kernel zeroes every page: about 2 s per GiB).
                                     Given: synchronously, as before: called on the creating thread
@@ -105,6 +105,13 @@ typedef struct les_context_params {
                                     creating thread. Never called for
                                     resident contexts. */
   void *progress_user_data;      /* passed to progress_callback */
+  const les_model *draft_model;  /* NULL (default), or the model this context will decode with as
+                                    les_generate_params.draft_model: with memory_limit_bytes > 0 its
+                                    share is counted in the limit (it runs resident on its own context
+                                    of this n_ctx: all its weights, its F16 KV cache and forward-pass
+                                    scratch; les_memory_plan.draft_bytes) and a limit that cannot hold
+                                    it too is refused naming the draft model. Load it before creating
+                                    this context. Borrowed for the call; ignored without a limit. */
 } les_context_params;
 
 /* How a context's memory limit was split (les_context_params.memory_limit_bytes), all in bytes. */
@@ -120,6 +127,9 @@ typedef struct les_memory_plan {
   uint64_t expert_budget_bytes;  /* the budget chosen (0: experts resident) */
   int32_t resident;              /* 1: the whole model fits, experts stay resident; 0: streamed */
   int32_t n_ctx;                 /* the n_ctx the KV figure is for */
+  uint64_t draft_bytes;          /* les_context_params.draft_model's share: weights, KV cache, scratch
+                                    (0: none). The parts add up to at most the limit: baseline + draft
+                                    + dense + kv + scratch + (routed if resident, else expert budget) */
 } les_memory_plan;
 
 /* Defaults: struct_size set, n_ctx 0, n_batch 0, n_threads 0, LES_KV_F16, experts resident

@@ -113,24 +113,45 @@ TensorSplit tensor_split(const Model& model) {
   return s;
 }
 
+uint64_t MemoryPlan::headroom_bytes() const noexcept {
+  const uint64_t used = fixed_bytes() + (resident ? routed_bytes : expert_budget_bytes);
+  return limit_bytes > used ? limit_bytes - used : 0;
+}
+
+Result<uint64_t> draft_bytes(const Model& draft, int32_t n_ctx) {
+  ContextParams dcp;  // as DraftModelDrafter::create makes it: defaults but n_ctx
+  dcp.n_ctx = n_ctx;
+  dcp = resolved(draft, dcp);
+  const TensorSplit ds = tensor_split(draft);
+  LES_ASSIGN_OR_RETURN(uint64_t kv, sequence_bytes(draft.hparams(), dcp.n_ctx, dcp.kv_type));
+  return ds.dense + ds.routed + kv +
+         forward_scratch_bytes(draft.hparams(), std::min(dcp.n_batch, dcp.n_ctx), dcp.n_ctx, dcp.n_threads,
+                               dcp.kv_type);
+}
+
 Result<MemoryPlan> plan_memory(const Model& model, const ContextParams& cp_in, const StreamingParams& sp,
-                               uint64_t limit_bytes, uint64_t baseline_bytes) {
+                               uint64_t limit_bytes, uint64_t baseline_bytes, const Model* draft) {
   const ContextParams cp = resolved(model, cp_in);
   const Hparams& hp = model.hparams();
   MemoryPlan p;
   p.limit_bytes = limit_bytes;
-  // Weights read into the model's own memory are in the resident set already:
-  // count them once, as dense weights (or experts), not in the baseline too.
-  const uint64_t read = model.weights_read_bytes();
+  // Weights read into the models' own memory are in the resident set already:
+  // count them once, as dense weights (or experts, or the draft's), not in the baseline too.
+  const uint64_t read = model.weights_read_bytes() + (draft != nullptr ? draft->weights_read_bytes() : 0);
   p.baseline_bytes = baseline_bytes > read ? baseline_bytes - read : 0;
   p.n_ctx = cp.n_ctx;
+  if (draft != nullptr) {
+    LES_ASSIGN_OR_RETURN(p.draft_bytes, draft_bytes(*draft, cp.n_ctx));
+  }
   const TensorSplit split = tensor_split(model);
   p.dense_bytes = split.dense;
   p.routed_bytes = split.routed;
   LES_ASSIGN_OR_RETURN(p.kv_bytes, sequence_bytes(hp, cp.n_ctx, cp.kv_type));
   // A prefill chunk is at most n_batch tokens and never more than the context holds.
   p.scratch_bytes = forward_scratch_bytes(hp, std::min(cp.n_batch, cp.n_ctx), cp.n_ctx, cp.n_threads, cp.kv_type);
-  const std::string fixed_text = "process baseline " + mib(p.baseline_bytes) + " MiB + dense weights " +
+  const std::string draft_text =
+      draft != nullptr ? " + draft model (weights, KV cache, scratch) " + mib(p.draft_bytes) + " MiB" : "";
+  const std::string fixed_text = "process baseline " + mib(p.baseline_bytes) + " MiB" + draft_text + " + dense weights " +
                                  mib(p.dense_bytes) + " MiB + KV cache " + mib(p.kv_bytes) + " MiB (n_ctx " +
                                  std::to_string(p.n_ctx) + ") + scratch " + mib(p.scratch_bytes) + " MiB";
   const uint64_t fixed = p.fixed_bytes();
@@ -177,11 +198,11 @@ Result<MemoryPlan> plan_memory(const Model& model, const ContextParams& cp_in, c
 }
 
 std::string describe(const MemoryPlan& p) {
-  std::string s = "limit " + mib(p.limit_bytes) + " MiB = baseline " + mib(p.baseline_bytes) + " + dense " +
+  std::string s = "limit " + mib(p.limit_bytes) + " MiB = baseline " + mib(p.baseline_bytes) +
+                  (p.draft_bytes > 0 ? " + draft model " + mib(p.draft_bytes) : std::string()) + " + dense " +
                   mib(p.dense_bytes) + " + KV cache " + mib(p.kv_bytes) + " (n_ctx " + std::to_string(p.n_ctx) +
                   ") + scratch " + mib(p.scratch_bytes);
-  const uint64_t used = p.fixed_bytes() + (p.resident ? p.routed_bytes : p.expert_budget_bytes);
-  const uint64_t spare = p.limit_bytes > used ? p.limit_bytes - used : 0;
+  const uint64_t spare = p.headroom_bytes();
   if (p.resident && p.routed_bytes > 0)
     s += " + experts " + mib(p.routed_bytes) + " MiB (all resident)";
   else if (p.resident)

@@ -10,6 +10,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <thread>
+
 #include "core/gguf/gguf_reader.h"
 #include "sched/context_factory.h"
 #include "sched/memory_plan.h"
@@ -135,6 +138,51 @@ TEST_CASE("memory plan: expert budget = limit - (baseline + dense + KV + scratch
     CHECK(q->kv_bytes == 4 * *kv);
     CHECK(q->scratch_bytes > p.scratch_bytes);
   }
+}
+
+TEST_CASE("memory plan: a draft model's weights, KV cache and scratch are counted", "[sched]") {
+  LES_REQUIRE_FIXTURE(path, "synthetic/qwen3moe-F16.gguf");
+  LES_REQUIRE_FIXTURE(draft_path, "synthetic/qwen3moe-Q4_K_M.gguf");
+  auto m = Model::load(path, {});
+  auto d = Model::load(draft_path, {});
+  REQUIRE(m.ok());
+  REQUIRE(d.ok());
+  ContextParams cp;
+  cp.n_ctx = 256;
+  cp.n_threads = 2;
+  const uint64_t baseline = 7 * kMiB;
+  // Both models' read weights are in the measured resident set; each is counted once.
+  const uint64_t rss_now = baseline + (*m)->weights_read_bytes() + (*d)->weights_read_bytes();
+  StreamingParams sp;
+  auto alone = plan_memory(**m, cp, sp, 1024 * kMiB, rss_now - (*d)->weights_read_bytes());
+  auto with = plan_memory(**m, cp, sp, 1024 * kMiB, rss_now, d->get());
+  REQUIRE(alone.ok());
+  REQUIRE(with.ok());
+  CHECK(alone->draft_bytes == 0);
+  CHECK(with->baseline_bytes == baseline);
+  // The draft runs resident on a context of the target's n_ctx: every tensor, its KV cache, its scratch.
+  const TensorSplit ds = tensor_split(**d);
+  auto dkv = sequence_bytes((*d)->hparams(), 256, GgmlType::F16);
+  REQUIRE(dkv.ok());
+  const uint64_t dscratch = with->draft_bytes - ds.dense - ds.routed - *dkv;
+  CHECK(with->draft_bytes > ds.dense + ds.routed + *dkv);
+  // Threads as the draft context resolves them: the draft ModelParams' (0 here), then hardware.
+  REQUIRE((*d)->params().n_threads == 0);
+  const int draft_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  CHECK(dscratch == forward_scratch_bytes((*d)->hparams(), 256, 256, draft_threads, GgmlType::F16));
+  CHECK(with->fixed_bytes() == alone->fixed_bytes() + with->draft_bytes);
+  // A limit that held the target alone with room to stream now leaves the draft's bytes less.
+  const uint64_t limit = alone->fixed_bytes() + with->draft_bytes + alone->min_expert_bytes + 3 * kMiB;
+  auto q = plan_memory(**m, cp, sp, limit, rss_now, d->get());
+  REQUIRE(q.ok());
+  CHECK_FALSE(q->resident);
+  CHECK(q->expert_budget_bytes == 3 * kMiB + alone->min_expert_bytes);
+  CHECK(q->headroom_bytes() == 0);
+  CHECK_THAT(describe(*q), Catch::Contains(" + draft model "));
+  // Without room for the draft: refused, naming it.
+  auto r = plan_memory(**m, cp, sp, alone->fixed_bytes() + alone->min_expert_bytes, rss_now, d->get());
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.status().message(), Catch::Contains("cannot hold the minimum") && Catch::Contains("draft model"));
 }
 
 TEST_CASE("memory plan: a dense model must fit whole", "[sched]") {

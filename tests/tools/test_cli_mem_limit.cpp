@@ -6,6 +6,8 @@
 // the quarantine and shadow memory).
 #include <catch2/catch.hpp>
 
+#include <cctype>
+#include <cmath>
 #include <fstream>
 #include <string>
 
@@ -102,4 +104,59 @@ TEST_CASE("les chat --mem-limit-mb reports the split and answers", "[cli]") {
   const RunResult low = run_les("chat -m " + sh_quote(q4) + " --mem-limit-mb 4 < /dev/null");
   CHECK(low.exit_code == 2);
   CHECK_THAT(low.err, Catch::Contains("cannot hold the minimum"));
+}
+
+TEST_CASE("les run/chat --mem-limit-mb count the --draft model (weights, KV cache, scratch)", "[cli]") {
+  LES_REQUIRE_FIXTURE(q4, "trained/tiny-qwen3moe-Q4_K_M.gguf");
+  const std::string base = "run -m " + sh_quote(q4) + " -t 1 -n 40 --temp 0 --ignore-eos -p 'CHAPTER I. It was' ";
+  // Target alone at 40 MiB: every expert resident. With the draft (the same 17 MiB model run
+  // resident, plus its KV cache and scratch) the experts must stream to stay under the limit.
+  const RunResult alone = run_les(base + "--mem-limit-mb 40");
+  REQUIRE(alone.exit_code == 0);
+  CHECK_THAT(alone.err, Catch::Contains("(all resident)") && !Catch::Contains("draft model"));
+  const RunResult plain = run_les(base + "--draft " + sh_quote(q4));
+  REQUIRE(plain.exit_code == 0);
+  const RunResult r = run_les(base + "--draft " + sh_quote(q4) + " --mem-limit-mb 40");
+  REQUIRE(r.exit_code == 0);
+  INFO(r.err);
+  CHECK_THAT(r.err, Catch::Contains("les run: memory limit 40.0 MiB = process ") &&
+                        Catch::Contains(" + draft model ") && Catch::Contains("(streamed;"));
+  CHECK(r.out == plain.out);  // lossless at --temp 0
+#if !defined(__SANITIZE_ADDRESS__)
+  CHECK(number_after(r.err, "peak RSS ") <= 40.0);
+#endif
+  // 25 MiB holds the target but not the draft too: refused (exit 2) naming the draft model.
+  const RunResult no = run_les(base + "--draft " + sh_quote(q4) + " --mem-limit-mb 25");
+  CHECK(no.exit_code == 2);
+  CHECK(no.out.empty());
+  CHECK_THAT(no.err, Catch::Contains("memory limit 25.0 MiB cannot hold the minimum") &&
+                         Catch::Contains("draft model (weights, KV cache, scratch)"));
+  const RunResult chat = run_les("chat -m " + sh_quote(q4) + " -t 1 -n 4 --draft " + sh_quote(q4) +
+                                 " --mem-limit-mb 25 < /dev/null");
+  CHECK(chat.exit_code == 2);
+  CHECK_THAT(chat.err, Catch::Contains("draft model"));
+}
+
+TEST_CASE("les run --mem-limit-mb: the split's parts add up to the limit (headroom shown)", "[cli]") {
+  LES_REQUIRE_FIXTURE(q4, "trained/tiny-qwen3moe-Q4_K_M.gguf");
+  for (const char* extra : {"--mem-limit-mb 30 --budget-mb 2", "--mem-limit-mb 1024", "--mem-limit-mb 22"}) {
+    const RunResult r = run_les("run -m " + sh_quote(q4) + " -t 1 -n 2 -p hi " + extra);
+    REQUIRE(r.exit_code == 0);
+    const size_t at = r.err.find("les run: memory limit ");
+    REQUIRE(at != std::string::npos);
+    const std::string line = r.err.substr(at, r.err.find('\n', at) - at);
+    INFO(line);
+    // "limit L MiB = a + b (n_ctx N) + ... MiB (...)": the terms after '=' sum to L (each rounded to 0.1).
+    const double limit = number_after(line, "memory limit ");
+    double sum = 0;
+    int terms = 0;
+    for (size_t p = line.find(" = "); p != std::string::npos; p = line.find(" + ", p + 1)) {
+      size_t q = p + 3;
+      while (q < line.size() && !(std::isdigit(static_cast<unsigned char>(line[q])))) ++q;
+      sum += std::stod(line.substr(q));
+      ++terms;
+    }
+    CHECK(terms >= 5);
+    CHECK(std::abs(sum - limit) <= 0.05 * terms + 1e-9);
+  }
 }

@@ -184,9 +184,10 @@ int chat(ChatOptions o) {
   ModelHandle model;
   ContextHandle ctx;
   bool streaming = false;
-  if (int rc = open_model(kTool, o.model, model, ctx, &streaming)) return rc;
-  ModelHandle draft;
+  if (int rc = load_model(kTool, o.model, model)) return rc;
+  ModelHandle draft;  // before the context: --mem-limit-mb counts it
   if (int rc = open_draft_model(kTool, o.speculative, model.p, o.model.n_threads, draft)) return rc;
+  if (int rc = create_context(kTool, o.model, model, ctx, &streaming, draft.p)) return rc;
   if (int rc = resolve_chat_template(kTool, model.p, o.chat_template)) return rc;
   std::fprintf(stderr,
                "les chat: %s, n_ctx %d%s. Type a message; /reset forgets the conversation, /stats shows figures, "

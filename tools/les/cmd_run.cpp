@@ -123,9 +123,13 @@ int run(RunOptions o) {
   ModelHandle model;
   ContextHandle ctx;
   bool streaming = false;
-  if (int rc = open_model(kTool, o.model, model, ctx, &streaming)) return rc;
-  ModelHandle draft;
+  if (int rc = load_model(kTool, o.model, model)) return rc;
+  ModelHandle draft;  // before the context: --mem-limit-mb counts it
   if (int rc = open_draft_model(kTool, o.speculative, model.p, m.n_threads, draft)) return rc;
+  if (int rc = create_context(kTool, o.model, model, ctx, &streaming, draft.p)) return rc;
+  // Before the model line, as in les chat: a template warning comes first.
+  if (o.chat)
+    if (int rc = resolve_chat_template(kTool, model.p, o.chat_template)) return rc;
   if (streaming) {
     // Below one token's worth of experts the layer order evicts what the next
     // token needs first: the cache still hits (next_use) but reads most experts.
@@ -144,7 +148,6 @@ int run(RunOptions o) {
   print_speculative_banner(kTool, o.speculative, draft.p);
 
   if (o.chat) {
-    if (int rc = resolve_chat_template(kTool, model.p, o.chat_template)) return rc;
     std::vector<ChatTurn> turns;
     if (!o.system.empty()) turns.push_back({"system", o.system});
     turns.push_back({"user", o.prompt});

@@ -53,15 +53,21 @@ void report_memory_plan(const char* tool, ModelOptions& o, const ContextHandle& 
   if (les_context_memory_plan(ctx.p, &mp) != LES_OK) return;
   constexpr double mib = 1024.0 * 1024.0;
   const auto m = [](uint64_t b) { return static_cast<double>(b) / mib; };
-  std::fprintf(stderr,
-               "les %s: memory limit %.1f MiB = process %.1f + dense %.1f + KV cache %.1f (n_ctx %d) + scratch %.1f",
-               tool, m(mp.limit_bytes), m(mp.baseline_bytes), m(mp.dense_bytes), m(mp.kv_bytes), mp.n_ctx,
-               m(mp.scratch_bytes));
+  std::fprintf(stderr, "les %s: memory limit %.1f MiB = process %.1f", tool, m(mp.limit_bytes), m(mp.baseline_bytes));
+  if (mp.draft_bytes > 0) std::fprintf(stderr, " + draft model %.1f", m(mp.draft_bytes));
+  std::fprintf(stderr, " + dense %.1f + KV cache %.1f (n_ctx %d) + scratch %.1f", m(mp.dense_bytes), m(mp.kv_bytes),
+               mp.n_ctx, m(mp.scratch_bytes));
+  const uint64_t experts = mp.resident ? mp.routed_bytes : mp.expert_budget_bytes;
+  const uint64_t used = mp.baseline_bytes + mp.draft_bytes + mp.dense_bytes + mp.kv_bytes + mp.scratch_bytes + experts;
+  // What the plan leaves unused, so that the parts add up to the limit.
+  const double headroom = mp.limit_bytes > used ? m(mp.limit_bytes - used) : 0.0;
+  const char* experts_label = mp.resident ? "experts" : "expert budget";
+  if (mp.routed_bytes > 0 || !mp.resident) std::fprintf(stderr, " + %s %.1f", experts_label, m(experts));
+  if (headroom >= 0.05) std::fprintf(stderr, " + headroom %.1f", headroom);
   if (mp.resident)
-    std::fprintf(stderr, " + experts %.1f MiB, all resident\n", m(mp.routed_bytes));
+    std::fprintf(stderr, " MiB (all resident)\n");
   else
-    std::fprintf(stderr, " + expert budget %.1f MiB (streamed; one token's experts need %.1f MiB)\n",
-                 m(mp.expert_budget_bytes), m(mp.min_expert_bytes));
+    std::fprintf(stderr, " MiB (streamed; one token's experts need %.1f MiB)\n", m(mp.min_expert_bytes));
   o.budget_mb = mp.resident ? 0.0 : m(mp.expert_budget_bytes);
   *streaming = !mp.resident;
 }
@@ -142,7 +148,7 @@ int validate_model_options(const char* tool, const ModelOptions& o) {
   return 0;
 }
 
-int open_model(const char* tool, ModelOptions& o, ModelHandle& model, ContextHandle& ctx, bool* streaming) {
+int load_model(const char* tool, ModelOptions& o, ModelHandle& model) {
   if (o.model.empty()) {
     auto def = ensure_default_model();
     if (!def.ok()) {
@@ -181,6 +187,11 @@ int open_model(const char* tool, ModelOptions& o, ModelHandle& model, ContextHan
     if (les_status st = les_model_load(o.model.c_str(), &mp, &model.p); st != LES_OK)
       return fail_c(tool, "loading " + o.model, st, les_last_error());
   }
+  return 0;
+}
+
+int create_context(const char* tool, ModelOptions& o, const ModelHandle& model, ContextHandle& ctx, bool* streaming,
+                   const les_model* draft) {
   *streaming = o.budget_mb > 0 && les_model_n_expert(model.p) > 0;
   if (o.budget_mb > 0 && !*streaming)
     std::fprintf(stderr, "les %s: note: %s has no routed experts; --budget-mb ignored, all weights resident\n", tool,
@@ -194,6 +205,7 @@ int open_model(const char* tool, ModelOptions& o, ModelHandle& model, ContextHan
   cp.expert_budget_bytes = static_cast<uint64_t>(std::ceil(o.budget_mb * 1024.0 * 1024.0));
   cp.memory_limit_bytes = static_cast<uint64_t>(std::floor(o.mem_limit_mb * 1024.0 * 1024.0));
   if (o.mem_limit_mb > 0 && cp.memory_limit_bytes == 0) cp.memory_limit_bytes = 1;  // never "no limit"
+  cp.draft_model = draft;
   cp.prefetch_candidates = o.prefetch_c;
   cp.io_backend = o.io == "io_uring" ? LES_IO_IO_URING : o.io == "pread" ? LES_IO_PREAD : LES_IO_AUTO;
   cp.eviction = o.eviction == "lru"        ? LES_EVICTION_LRU
@@ -213,6 +225,11 @@ int open_model(const char* tool, ModelOptions& o, ModelHandle& model, ContextHan
                  "may degrade\n",
                  tool, les_context_n_ctx(ctx.p), n_ctx_train, n_ctx_train);
   return 0;
+}
+
+int open_model(const char* tool, ModelOptions& o, ModelHandle& model, ContextHandle& ctx, bool* streaming) {
+  if (int rc = load_model(tool, o, model)) return rc;
+  return create_context(tool, o, model, ctx, streaming, nullptr);
 }
 
 void add_sampling_options(CLI::App* cmd, SamplingOptions& o) {

@@ -55,6 +55,14 @@ void use_tool_log(const char* tool, les_model_params& mp);
 // limit ...") and sets o.budget_mb to the budget it chose (0: resident).
 int open_model(const char* tool, ModelOptions& o, ModelHandle& model, ContextHandle& ctx, bool* streaming);
 
+// open_model in two steps, for a caller that loads a draft model in between:
+// load_model (the default-model note, the threads warning) and
+// create_context (the rest; `draft`, may be null, is counted in
+// --mem-limit-mb: les_context_params.draft_model).
+int load_model(const char* tool, ModelOptions& o, ModelHandle& model);
+int create_context(const char* tool, ModelOptions& o, const ModelHandle& model, ContextHandle& ctx, bool* streaming,
+                   const les_model* draft);
+
 struct SamplingOptions {
   SamplerParams sp;
   int64_t seed = -1;  // -1 = random
