@@ -109,6 +109,34 @@ TEST_CASE("les chat: an unknown /command is an error listing the commands; // se
   CHECK(r.out.substr(0, r.out.size() - 1) == one.out.substr(0, one.out.find_last_not_of('\n') + 1));
 }
 
+TEST_CASE("les chat: commands' trailing blanks are ignored; blank lines are skipped", "[cli][chat]") {
+  LES_REQUIRE_FIXTURE(model, kModel);
+  const std::string input = write_temp("chat-blank.txt", "/stats \t\n   \n\t\n/reset   \r\n/quit  \nnever sent\n");
+  const RunResult r = run_les("chat -m " + sh_quote(model) + " --temp 0 -n 3 --ignore-eos < " + sh_quote(input));
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.err, Catch::Contains("les chat: no answer yet") && Catch::Contains("les chat: conversation reset"));
+  CHECK_THAT(r.err, !Catch::Contains("unknown command"));
+  CHECK(r.out.empty());  // nothing reached the model: blank lines skipped, /quit ended before the last line
+}
+
+TEST_CASE("les chat: a first message longer than n_ctx does not fit; a long conversation suggests /reset",
+          "[cli][chat]") {
+  LES_REQUIRE_FIXTURE(model, kModel);
+  std::string words;
+  for (int i = 0; i < 100; ++i) words += "word ";
+  const std::string alone = write_temp("chat-long.txt", words + "\n");
+  const RunResult r = run_les("chat -m " + sh_quote(model) + " --ctx 40 -n 3 < " + sh_quote(alone));
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.err, Catch::Contains("this message (") && Catch::Contains("does not fit n_ctx 40") &&
+                        Catch::Contains("larger --ctx") && !Catch::Contains("/reset to start over"));
+  // After one answer, a message that fits alone but not after the first turn: /reset helps.
+  const std::string two = write_temp("chat-two.txt", "hi\n" + words.substr(0, 30 * 5) + "\n");
+  const RunResult t = run_les("chat -m " + sh_quote(model) + " --ctx 48 -n 4 --temp 0 --ignore-eos < " +
+                              sh_quote(two));
+  REQUIRE(t.exit_code == 0);
+  CHECK_THAT(t.err, Catch::Contains("no longer fits n_ctx 48; /reset to start over"));
+}
+
 TEST_CASE("les chat: Ctrl-C stops the answer, not the conversation", "[cli][chat]") {
   LES_REQUIRE_FIXTURE(model, kModel);
   const std::string dir = les::test::temp_dir();

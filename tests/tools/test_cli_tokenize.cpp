@@ -61,6 +61,20 @@ TEST_CASE("les tokenize: errors exit non-zero with a message", "[cli]") {
   CHECK(run_les("tokenize").exit_code != 0);
 }
 
+TEST_CASE("les tokenize: no TEXT and no -f is a usage error; an empty TEXT is text", "[cli]") {
+  LES_REQUIRE_FIXTURE(model, "trained/tiny-qwen3moe-F16.gguf");
+  const RunResult none = run_les("tokenize " + sh_quote(model));
+  CHECK(none.exit_code == 2);
+  CHECK(none.out.empty());
+  CHECK_THAT(none.err, Catch::Contains("les tokenize: give TEXT or -f FILE"));
+  const RunResult both = run_les("tokenize " + sh_quote(model) + " hi -f - < /dev/null");
+  CHECK(both.exit_code == 2);
+  CHECK_THAT(both.err, Catch::Contains("not both"));
+  const RunResult empty = run_les("tokenize --ids " + sh_quote(model) + " ''");
+  CHECK(empty.exit_code == 0);
+  CHECK(empty.out == "1\n");  // BOS only
+}
+
 TEST_CASE("les tokenize: a WordPiece vocabulary, and the warning for a missing pre-tokenizer", "[cli]") {
   LES_REQUIRE_FIXTURE(bert, "tokenizer/ggml-vocab-bert-bge.gguf");
   const RunResult wpm = run_les("tokenize --ids --no-special " + sh_quote(bert) + " 'Hello World!'");

@@ -111,7 +111,8 @@ int parse_list(const char* flag, const std::vector<std::string>& args, std::vect
       T v{};
       if (item.empty())
         return usage(std::string(flag) + ": empty value in '" + arg + "' (give a comma-separated list of numbers)");
-      if (!CLI::detail::lexical_cast(item, v))
+      std::string text = item;
+      if (!decimal_number()(text).empty() || !CLI::detail::lexical_cast(item, v))
         return usage(std::string(flag) + ": '" + item + "' is not a number");
       out.push_back(v);
       if (end == arg.size()) break;
@@ -135,6 +136,7 @@ int validate(BenchOptions& o) {
     if (t < 0 || t > les_max_threads())
       return usage("-t values must be in [0, " + std::to_string(les_max_threads()) + "] (0 = all cores), got " +
                    std::to_string(t));
+  for (int t : o.threads) warn_threads_beyond_cores("bench", t);
   for (double b : o.budgets_mb)
     if (!std::isfinite(b) || b < 0 || b > 1024.0 * 1024.0)
       return usage("--budget-mb values must be in [0, 1048576] (MiB; 0 = experts resident)");

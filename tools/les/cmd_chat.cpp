@@ -27,6 +27,7 @@
 // or /exit, 1 runtime error, 2 bad arguments.
 #include <les/les.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -125,8 +126,25 @@ struct Chat {
       return 1;
     }
     if (static_cast<int32_t>(ids.size()) >= les_context_n_ctx(ctx)) {
-      std::fprintf(stderr, "les chat: the conversation (%zu tokens) no longer fits n_ctx %d; /reset to start over\n",
-                   ids.size(), les_context_n_ctx(ctx));
+      // /reset frees the earlier turns' room; it cannot help a message that does not fit alone.
+      bool alone_fits = false;
+      if (std::any_of(turns.begin(), turns.end(), [](const ChatTurn& t) { return t.role == "assistant"; })) {
+        std::vector<ChatTurn> first;
+        if (!o.system.empty()) first.push_back({"system", o.system});
+        first.push_back(turns.back());
+        std::string alone;
+        if (render_chat(kTool, model, o.chat_template, first, true, &alone) == 0)
+          alone_fits = static_cast<int32_t>(tokenize(model, alone).size()) < les_context_n_ctx(ctx);
+      }
+      if (!alone_fits)
+        std::fprintf(stderr,
+                     "les chat: this message (%zu tokens with the template) does not fit n_ctx %d; send a shorter one "
+                     "or start les chat with a larger --ctx\n",
+                     ids.size(), les_context_n_ctx(ctx));
+      else
+        std::fprintf(stderr,
+                     "les chat: the conversation (%zu tokens) no longer fits n_ctx %d; /reset to start over\n",
+                     ids.size(), les_context_n_ctx(ctx));
       turns.pop_back();
       return 0;
     }
@@ -205,14 +223,16 @@ int chat(ChatOptions o) {
     std::fprintf(stderr, "> ");
     std::fflush(stderr);
     if (!std::getline(std::cin, line)) break;  // Ctrl-D
-    if (line.empty()) continue;
-    if (line == "/exit" || line == "/quit") break;
-    if (line == "/reset") {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // nothing to say
+    // A command's trailing blanks (and a terminal's \r) are not part of it.
+    const std::string cmd = line[0] == '/' ? line.substr(0, line.find_last_not_of(" \t\r") + 1) : line;
+    if (cmd == "/exit" || cmd == "/quit") break;
+    if (cmd == "/reset") {
       c.reset();
       std::fprintf(stderr, "les chat: conversation reset\n");
       continue;
     }
-    if (line == "/stats") {
+    if (cmd == "/stats") {
       c.print_stats();
       continue;
     }

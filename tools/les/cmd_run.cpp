@@ -130,19 +130,9 @@ int run(RunOptions o) {
   // Before the model line, as in les chat: a template warning comes first.
   if (o.chat)
     if (int rc = resolve_chat_template(kTool, model.p, o.chat_template)) return rc;
-  if (streaming) {
-    // Below one token's worth of experts the layer order evicts what the next
-    // token needs first: the cache still hits (next_use) but reads most experts.
-    les_stream_stats s{};
-    s.struct_size = sizeof s;
-    if (les_context_stream_stats(ctx.p, &s) == LES_OK && s.budget_bytes < s.one_token_budget_bytes)
-      std::fprintf(stderr,
-                   "les run: warning: --budget-mb %.1f is below one token's worth of experts (%.1f MiB: top-k "
-                   "experts of every MoE layer plus scratch); most experts are read again every token\n",
-                   m.budget_mb, static_cast<double>(s.one_token_budget_bytes) / (1024.0 * 1024.0));
-  }
   char streamed[96] = "";
-  if (streaming) std::snprintf(streamed, sizeof streamed, ", experts streamed (budget %.1f MiB)", m.budget_mb);
+  if (streaming) std::snprintf(streamed, sizeof streamed, ", experts streamed (budget %.1f MiB%s)", m.budget_mb,
+                               every_expert_fits(ctx.p, model.p) ? ": every expert fits" : "");
   std::fprintf(stderr, "les run: %s, n_ctx %d, seed %llu%s\n", model_desc(model.p).c_str(), les_context_n_ctx(ctx.p),
                static_cast<unsigned long long>(o.sampling.sp.seed), streamed);
   print_speculative_banner(kTool, o.speculative, draft.p);
@@ -161,7 +151,7 @@ int run(RunOptions o) {
   out.json = o.json;
   InterruptScope interrupt(ctx.p, kTool, kStopAfterToken);
   const les_status st = les_generate(ctx.p, o.prompt.c_str(), &gp, print_piece, &out);
-  std::fputc('\n', stderr);
+  if (!o.json) std::fputc('\n', stderr);  // ends the streamed text's line (--json streams nothing)
   // A full context ends generation like n_predict does, and so does an
   // interrupt: what fit (what was generated) was printed. A prompt that does
   // not fit at all is an error (nothing was decoded; the message names the sizes).

@@ -7,7 +7,8 @@
 // the ids, space-separated, on one line (the format of llama.cpp's .out
 // files). --no-special: no BOS/EOS; --parse-special: control-token texts in
 // TEXT become their ids.
-// Errors (unreadable file, unsupported tokenizer) go to stderr, exit 1.
+// Errors (unreadable file, unsupported tokenizer) go to stderr, exit 1; no
+// TEXT and no -f, or both, exit 2.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -30,6 +31,8 @@ struct TokenizeArgs {
   bool ids_only = false;
   bool no_special = false;
   bool parse_special = false;
+  const CLI::Option* text_opt = nullptr;  // was TEXT given (an empty TEXT is text too)
+  const CLI::Option* file_opt = nullptr;
 };
 
 const char* type_name(TokenType t) {
@@ -69,8 +72,10 @@ std::string escape(const std::string& s) {
 }
 
 int tokenize(TokenizeArgs a) {
-  if (a.file.empty() == a.text.empty() && !(a.file.empty() && a.text.empty())) {
-    std::fprintf(stderr, "les tokenize: give the text or -f FILE, not both\n");
+  const bool has_text = a.text_opt->count() > 0, has_file = a.file_opt->count() > 0;
+  if (has_text == has_file) {
+    std::fprintf(stderr, has_text ? "les tokenize: give TEXT or -f FILE, not both\n"
+                                  : "les tokenize: give TEXT or -f FILE (-f - reads standard input)\n");
     return 2;
   }
   if (!a.file.empty()) {
@@ -122,8 +127,9 @@ void register_tokenize(CLI::App& app, ToolState& state) {
   auto args = std::make_shared<TokenizeArgs>();
   CLI::App* cmd = app.add_subcommand("tokenize", "Tokenize text with a model's tokenizer and print the tokens");
   cmd->add_option("model", args->model, "GGUF file (only its tokenizer metadata is read)")->required();
-  cmd->add_option("text", args->text, "Text to tokenize (or -f FILE)");
-  cmd->add_option("-f,--file", args->file, "Read the text from FILE ('-' = standard input; one trailing newline removed)");
+  args->text_opt = cmd->add_option("text", args->text, "Text to tokenize (or -f FILE)");
+  args->file_opt = cmd->add_option("-f,--file", args->file,
+                                   "Read the text from FILE ('-' = standard input; one trailing newline removed)");
   cmd->add_flag("--ids", args->ids_only, "Print only the token ids on one line");
   cmd->add_flag("--no-special", args->no_special, "Do not add BOS/EOS");
   cmd->add_flag("--parse-special", args->parse_special, "Turn control-token texts into their ids");

@@ -31,7 +31,9 @@ int print_version() {
 // An empty value (`--mem-limit-mb ""`, `--draft ""`) is a usage error naming
 // the flag for every option that takes one, except free text where empty is a
 // meaningful value (a prompt, a system message, a stop string, text to tokenize).
-void refuse_empty_values(CLI::App& app) {
+// A single-value option given twice takes the last value (as llama.cpp's
+// tools do: `-t 2 -t 4` runs 4 threads), instead of CLI11's error.
+void refuse_empty_values_take_last(CLI::App& app) {
   const CLI::Validator non_empty(
       [](std::string& v) { return v.empty() ? std::string("empty value (give one, or leave the option out)") : ""; },
       "", "non-empty");
@@ -40,7 +42,16 @@ void refuse_empty_values(CLI::App& app) {
       const bool free_text = opt->check_lname("prompt") || opt->check_lname("system") || opt->check_lname("stop") ||
                              opt->check_name("text");
       if (opt->get_type_size() > 0 && !free_text) opt->check(non_empty);
+      if (opt->get_type_size() > 0 && opt->get_items_expected_max() == 1) opt->take_last();
     }
+}
+
+// CLI11's parse and validation errors as the tool's other usage errors:
+// "les CMD: MESSAGE (les CMD --help lists the options)".
+// Without a known subcommand: "les: MESSAGE (les --help lists the commands)".
+std::string failure_message(const std::string& cmd, const CLI::Error& e) {
+  if (cmd.empty()) return std::string("les: ") + e.what() + " (les --help lists the commands)\n";
+  return "les " + cmd + ": " + e.what() + " (les " + cmd + " --help lists the options)\n";
 }
 
 }  // namespace
@@ -59,7 +70,8 @@ int main(int argc, char** argv) {
   les::tool::register_repack(app, state);
   les::tool::register_synth(app, state);
   les::tool::register_tokenize(app, state);
-  refuse_empty_values(app);
+  refuse_empty_values_take_last(app);
+  app.footer("les --version (or les version) prints the version, the kernel tier and the CPU features.");
   if (argc >= 2 && (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "version") == 0))
     return print_version();
   std::string known;
@@ -78,7 +90,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // --help prints and exits 0; every other parse or validation error is a
     // usage error: exit 2, as the subcommands' own argument checks do.
-    return app.exit(e) == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fputs(failure_message(is_known ? argv[1] : std::string(), e).c_str(), stderr);
+    return 2;
   }
   return state.exit_code;
 }

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <random>
 #include <thread>
@@ -37,6 +39,13 @@ double peak_rss_mib() {
 #else
   return static_cast<double>(ru.ru_maxrss) / 1024.0;  // KiB
 #endif
+}
+
+void warn_threads_beyond_cores(const char* tool, int n_threads) {
+  const unsigned cores = std::thread::hardware_concurrency();
+  if (cores > 0 && n_threads > static_cast<int>(cores))
+    std::fprintf(stderr, "les %s: warning: -t %d is more threads than this machine's %u cores; expect it to be slower\n",
+                 tool, n_threads, cores);
 }
 
 int fail_c(const char* tool, const std::string& what, les_status st, const char* detail, int code) {
@@ -72,25 +81,56 @@ void report_memory_plan(const char* tool, ModelOptions& o, const ContextHandle& 
   *streaming = !mp.resident;
 }
 
+// A --budget-mb that cannot hold one token's experts, or that holds them all.
+void warn_budget_size(const char* tool, double budget_mb, const les_model* model, const les_context* ctx) {
+  les_stream_stats s{};
+  s.struct_size = sizeof s;
+  if (les_context_stream_stats(ctx, &s) != LES_OK) return;
+  // Below one token's worth of experts the layer order evicts what the next
+  // token needs first: the cache still hits (next_use) but reads most experts.
+  if (s.budget_bytes < s.one_token_budget_bytes)
+    std::fprintf(stderr,
+                 "les %s: warning: --budget-mb %.1f is below one token's worth of experts (%.1f MiB: top-k "
+                 "experts of every MoE layer plus scratch); most experts are read again every token\n",
+                 tool, budget_mb, static_cast<double>(s.one_token_budget_bytes) / (1024.0 * 1024.0));
+  // The cache never takes more slots than there are experts: the rest of the budget is not used.
+  if (every_expert_fits(ctx, model))
+    std::fprintf(stderr,
+                 "les %s: note: --budget-mb %.1f holds every routed expert (%d slots), so only what they take is "
+                 "used; without --budget-mb they would be resident and never read again\n",
+                 tool, budget_mb, s.n_slots);
+}
+
 }  // namespace
+
+bool every_expert_fits(const les_context* ctx, const les_model* model) {
+  les_stream_stats s{};
+  s.struct_size = sizeof s;
+  if (les_context_stream_stats(ctx, &s) != LES_OK) return false;
+  return static_cast<int64_t>(s.n_slots) >=
+         static_cast<int64_t>(les_model_n_layer(model)) * static_cast<int64_t>(les_model_n_expert(model));
+}
 
 void add_model_options(CLI::App* cmd, ModelOptions& o) {
   cmd->add_option("-m,--model", o.model, "GGUF model file (default: the embedded random-weight tiny qwen3moe)");
-  cmd->add_option("-t,--threads", o.n_threads, "Compute threads (0 = all cores)")->capture_default_str();
-  cmd->add_option("-c,--ctx", o.n_ctx, "Context size in tokens (0 = min(model's, 4096))")->capture_default_str();
+  cmd->add_option("-t,--threads", o.n_threads, "Compute threads (0 = all cores)")->check(decimal_number())->capture_default_str();
+  cmd->add_option("-c,--ctx", o.n_ctx, "Context size in tokens (0 = min(model's, 4096))")->check(decimal_number())->capture_default_str();
   cmd->add_option("--kv-type", o.kv_type, "KV cache type: f16, q8_0")
       ->check(CLI::IsMember({"f16", "q8_0"}))
       ->capture_default_str();
   cmd->add_option("--budget-mb", o.budget_mb,
                   "Stream routed experts from the file within this memory budget in MiB (cache + read buffers + "
                   "scheduler scratch; 0 = all resident)")
+      ->check(decimal_number())
       ->capture_default_str();
   cmd->add_option("--mem-limit-mb", o.mem_limit_mb,
                   "Limit the whole process's peak RSS to this many MiB: the expert budget is what is left after "
                   "the process, dense weights, KV cache and scratch (experts resident when all fits; 0 = no limit)")
+      ->check(decimal_number())
       ->capture_default_str();
   cmd->add_option("--prefetch-c", o.prefetch_c,
                   "Lookahead candidates per token, k..2k (-1 = k+2, 0 = on-demand reads only)")
+      ->check(decimal_number())
       ->capture_default_str();
   cmd->add_option("--io", o.io, "I/O backend for streamed experts: auto, pread, io_uring")
       ->check(CLI::IsMember({"auto", "pread", "io_uring"}))
@@ -162,10 +202,7 @@ int load_model(const char* tool, ModelOptions& o, ModelHandle& model) {
                  def->generated ? " (generated now)" : "");
     o.model = def->path;
   }
-  const unsigned cores = std::thread::hardware_concurrency();
-  if (cores > 0 && o.n_threads > static_cast<int>(cores))
-    std::fprintf(stderr, "les %s: warning: -t %d is more threads than this machine's %u cores; expect it to be slower\n",
-                 tool, o.n_threads, cores);
+  warn_threads_beyond_cores(tool, o.n_threads);
   les_model_params mp = les_model_default_params();
   mp.n_threads = o.n_threads;
   use_tool_log(tool, mp);
@@ -218,6 +255,7 @@ int create_context(const char* tool, ModelOptions& o, const ModelHandle& model, 
     return fail_c(tool, "creating the context", created, les_last_error(),
                   created == LES_ERR_INVALID_ARGUMENT ? 2 : 1);
   if (cp.memory_limit_bytes > 0) report_memory_plan(tool, o, ctx, streaming);
+  if (*streaming && o.mem_limit_mb == 0) warn_budget_size(tool, o.budget_mb, model.p, ctx.p);
   const int32_t n_ctx_train = les_model_n_ctx_train(model.p);
   if (n_ctx_train > 0 && les_context_n_ctx(ctx.p) > n_ctx_train)
     std::fprintf(stderr,
@@ -233,17 +271,19 @@ int open_model(const char* tool, ModelOptions& o, ModelHandle& model, ContextHan
 }
 
 void add_sampling_options(CLI::App* cmd, SamplingOptions& o) {
-  cmd->add_option("-n,--n-predict", o.n_predict, "Tokens to generate (-1 = until end of text)")->capture_default_str();
-  cmd->add_option("--temp", o.sp.temperature, "Temperature (0 = greedy)")->capture_default_str();
-  cmd->add_option("--top-k", o.sp.top_k, "Top-k (0 = off)")->capture_default_str();
-  cmd->add_option("--top-p", o.sp.top_p, "Top-p in (0, 1] (1 = off)")->capture_default_str();
-  cmd->add_option("--min-p", o.sp.min_p, "Min-p in [0, 1] (0 = off)")->capture_default_str();
-  cmd->add_option("--repeat-penalty", o.sp.repeat_penalty, "Repetition penalty (1 = off)")->capture_default_str();
-  cmd->add_option("--repeat-last-n", o.repeat_last_n, "Tokens the penalties look back over")->capture_default_str();
-  cmd->add_option("--presence-penalty", o.sp.presence_penalty, "Presence penalty (0 = off)")->capture_default_str();
-  cmd->add_option("--frequency-penalty", o.sp.frequency_penalty, "Frequency penalty (0 = off)")
-      ->capture_default_str();
-  cmd->add_option("-s,--seed", o.seed, "RNG seed (-1 = random)")->capture_default_str();
+  const auto num = [cmd](const std::string& name, auto& value, const std::string& help) {
+    cmd->add_option(name, value, help)->check(decimal_number())->capture_default_str();
+  };
+  num("-n,--n-predict", o.n_predict, "Tokens to generate (-1 = until end of text)");
+  num("--temp", o.sp.temperature, "Temperature (0 = greedy)");
+  num("--top-k", o.sp.top_k, "Top-k (0 = off)");
+  num("--top-p", o.sp.top_p, "Top-p in (0, 1] (1 = off)");
+  num("--min-p", o.sp.min_p, "Min-p in [0, 1] (0 = off)");
+  num("--repeat-penalty", o.sp.repeat_penalty, "Repetition penalty (1 = off)");
+  num("--repeat-last-n", o.repeat_last_n, "Tokens the penalties look back over");
+  num("--presence-penalty", o.sp.presence_penalty, "Presence penalty (0 = off)");
+  num("--frequency-penalty", o.sp.frequency_penalty, "Frequency penalty (0 = off)");
+  cmd->add_option("-s,--seed", o.seed, "RNG seed, 0 .. 2^64 - 1 (-1 or 2^64 - 1 = random)")->capture_default_str();
   cmd->add_flag("--ignore-eos", o.ignore_eos, "Keep generating past end-of-text tokens");
   cmd->add_option("--stop", o.stop, "Stop string (repeatable); the text stops before it")->allow_extra_args(false);
 }
@@ -254,12 +294,65 @@ int validate_sampling_options(const char* tool, SamplingOptions& o) {
     return 2;
   }
   o.sp.penalty_last_n = o.repeat_last_n;
-  o.sp.seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : std::random_device{}();
+  // Decimal digits only: strtoull would take "-2" (as 2^64 - 2), " 1" and "0x10".
+  const bool digits = !o.seed.empty() && o.seed.size() <= 20 &&
+                      o.seed.find_first_not_of("0123456789") == std::string::npos;
+  errno = 0;
+  const unsigned long long seed = digits ? std::strtoull(o.seed.c_str(), nullptr, 10) : 0;
+  if (o.seed != "-1" && (!digits || errno == ERANGE)) {
+    std::fprintf(stderr, "les %s: --seed must be a whole number in 0..18446744073709551615 (-1 or 2^64 - 1: random), got '%s'\n",
+                 tool, o.seed.c_str());
+    return 2;
+  }
+  o.sp.seed = o.seed == "-1" ? kRandomSeed : seed;
+  if (o.sp.seed == kRandomSeed) {  // drawn here, so the model line can print it (64 bits, as Sampler::create)
+    std::random_device rd;
+    do o.sp.seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+    while (o.sp.seed == kRandomSeed);
+  }
   if (Status s = validate(o.sp); !s.ok()) {
-    std::fprintf(stderr, "les %s: %s\n", tool, s.message().c_str());
+    // "sampler: FIELD ..." names the SamplerParams field; the user typed the flag.
+    static const std::pair<const char*, const char*> kFlags[] = {
+        {"temperature", "--temp"},        {"top_k", "--top-k"},
+        {"top_p", "--top-p"},             {"min_p", "--min-p"},
+        {"repeat_penalty", "--repeat-penalty"}, {"presence_penalty", "--presence-penalty"},
+        {"frequency_penalty", "--frequency-penalty"}, {"penalty_last_n", "--repeat-last-n"}};
+    std::string msg = s.message();
+    if (msg.rfind("sampler: ", 0) == 0) msg.erase(0, 9);
+    const char* flag = "sampling";
+    for (const auto& [field, name] : kFlags)
+      if (msg.rfind(std::string(field) + " ", 0) == 0) flag = name;
+    std::fprintf(stderr, "les %s: %s: %s\n", tool, flag, msg.c_str());
     return 2;
   }
   return 0;
+}
+
+const CLI::Validator& decimal_number() {
+  static const CLI::Validator v(
+      [](std::string& text) -> std::string {
+        if (text.empty()) return "";  // main's non-empty check names it ("empty value")
+        // [+-] digits [. digits] [e [+-] digits], at least one digit before the exponent.
+        size_t i = 0, mantissa = 0;
+        const auto digits = [&] {
+          size_t n = 0;
+          while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i, ++n;
+          return n;
+        };
+        if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+        mantissa += digits();
+        if (i < text.size() && text[i] == '.') ++i, mantissa += digits();
+        bool ok = mantissa > 0;
+        if (ok && i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+          ++i;
+          if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+          ok = digits() > 0;
+        }
+        if (ok && i == text.size()) return "";
+        return "a decimal number expected, got '" + text + "'";
+      },
+      "NUMBER", "decimal");
+  return v;
 }
 
 les_generate_params generate_params(const SamplingOptions& o, std::vector<const char*>& stops) {

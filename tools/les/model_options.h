@@ -48,7 +48,8 @@ void use_tool_log(const char* tool, les_model_params& mp);
 
 // Loads the model (the embedded default when o.model is empty, with a note)
 // and creates a context, printing warnings (a context beyond the training
-// length, threads beyond the cores) and errors as "les TOOL: ...". Returns 0,
+// length, threads beyond the cores, a --budget-mb below one token's experts or
+// holding them all) and errors as "les TOOL: ...". Returns 0,
 // or the exit code (1 runtime error, 2 a budget below the minimum or a
 // memory limit that cannot hold it). `streaming` is set when experts are
 // streamed. With --mem-limit-mb, prints the plan's split ("les TOOL: memory
@@ -63,9 +64,14 @@ int load_model(const char* tool, ModelOptions& o, ModelHandle& model);
 int create_context(const char* tool, ModelOptions& o, const ModelHandle& model, ContextHandle& ctx, bool* streaming,
                    const les_model* draft);
 
+// A check for a numeric option's text: a plain decimal number ("12", "-1",
+// "0.5", "1e3"), so "0x10", "1_000" or "12abc" are usage errors naming the
+// flag rather than read as 16 (CLI11 accepts C prefixes).
+const CLI::Validator& decimal_number();
+
 struct SamplingOptions {
   SamplerParams sp;
-  int64_t seed = -1;  // -1 = random
+  std::string seed = "-1";  // -1 = random; else a whole number in 0 .. 2^64 - 1
   int32_t repeat_last_n = 64;
   int32_t n_predict = 128;
   bool ignore_eos = false;
@@ -75,7 +81,9 @@ struct SamplingOptions {
 // Adds -n, --temp, --top-k, --top-p, --min-p, the penalties, -s, --ignore-eos, --stop.
 void add_sampling_options(CLI::App* cmd, SamplingOptions& o);
 
-// Usage errors (exit 2) as above; on success fills o.sp.seed (random when -1).
+// Usage errors (exit 2) as above, naming the flag (--seed outside -1 and
+// 0 .. 2^64 - 1, --temp, --top-p, ...); on success fills o.sp.seed (a random
+// 64-bit seed for -1 and for 2^64 - 1, which is les.h's LES_SEED_RANDOM).
 int validate_sampling_options(const char* tool, SamplingOptions& o);
 
 // les_generate_params for the options; `stops` keeps the C strings alive.
@@ -83,6 +91,14 @@ les_generate_params generate_params(const SamplingOptions& o, std::vector<const 
 
 // Peak resident set size of this process in MiB (getrusage ru_maxrss).
 double peak_rss_mib();
+
+// Whether a streaming context's expert cache has a slot for every routed
+// expert (a --budget-mb at or above what the experts take: the cache never
+// grows past that).
+bool every_expert_fits(const les_context* ctx, const les_model* model);
+
+// "les TOOL: warning: -t N is more threads than this machine's C cores ..." when it is.
+void warn_threads_beyond_cores(const char* tool, int n_threads);
 
 // A failed les.h call: "les TOOL: WHAT: STATUS: DETAIL"; returns `code`.
 int fail_c(const char* tool, const std::string& what, les_status st, const char* detail, int code = 1);
