@@ -1,12 +1,14 @@
-// An interrupted long job removes its temporary file: `les synth` (and `les
-// repack`, through the same RemoveOnInterrupt) killed with SIGINT or SIGTERM
-// while OUT.tmp is being written leaves neither OUT.tmp nor OUT, and ends as
-// interrupted (exit status 128 + signal).
+// An interrupted long job removes its temporary file: `les synth` and `les
+// repack` (InterruptScope, OnSignal::exit_at_once) killed with SIGINT, SIGTERM
+// or SIGHUP while OUT.tmp is being written (repack: or verified) leave neither
+// OUT.tmp nor OUT, say so, and end as interrupted (exit status 128 + signal).
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -44,4 +46,40 @@ TEST_CASE("an interrupted les synth removes OUT.tmp", "[cli]") {
   CHECK_FALSE(exists(out));
   CHECK(interrupted_synth(out, "TERM") == 128 + SIGTERM);
   CHECK_FALSE(exists(out + ".tmp"));
+}
+
+TEST_CASE("an interrupted les repack leaves neither OUT nor OUT.tmp, during the writing or the verification",
+          "[cli]") {
+  LES_REQUIRE_FIXTURE(f16, "synthetic/qwen3moe-F16.gguf");
+  const std::string out = les::test::temp_dir() + "/interrupted-repack.gguf";
+  const std::string tmp = out + ".tmp";
+  const std::string err = out + ".err";
+  int interrupted = 0;
+  // The signal lands at increasing delays after OUT.tmp appears: while writing, while verifying
+  // (the old code had renamed OUT.tmp to OUT before verifying it), or after the end.
+  for (const char* delay : {"0", "0.05", "0.1", "0.15", "0.2", "0.3", "0.5"}) {
+    for (const char* sig : {"INT", "HUP"}) {
+      INFO("signal " << sig << " " << delay << " s after OUT.tmp appeared");
+      std::remove(out.c_str());
+      const std::string script = sh_quote(les::test::les_binary()) + " repack " + sh_quote(f16) + " " +
+                                 sh_quote(out) + " 2>" + sh_quote(err) + " & pid=$!; for i in $(seq 1 600); do [ -e " +
+                                 sh_quote(tmp) + " ] && break; sleep 0.01; done; sleep " + delay + "; kill -" + sig +
+                                 " $pid 2>/dev/null; wait $pid";
+      const int status = std::system(("sh -c " + sh_quote(script)).c_str());
+      REQUIRE(WIFEXITED(status));
+      const int code = WEXITSTATUS(status);
+      CHECK_FALSE(exists(tmp));
+      if (code == 0) {  // finished first: verified, under its name
+        CHECK(exists(out));
+        CHECK_THAT(les::test::read_file(err), Catch::Contains("verified"));
+        continue;
+      }
+      ++interrupted;
+      CHECK(code == 128 + (std::string(sig) == "INT" ? SIGINT : SIGHUP));
+      CHECK_FALSE(exists(out));
+      CHECK_THAT(les::test::read_file(err), Catch::Contains("les repack: interrupted; " + out + " not written"));
+    }
+  }
+  CHECK(interrupted > 0);
+  std::remove(out.c_str());
 }

@@ -107,17 +107,21 @@ TEST_CASE("les quantize: peak RSS stays a few slabs on a model many times larger
   std::remove(big.c_str());
 }
 
-TEST_CASE("les quantize: Ctrl-C leaves no output file", "[cli]") {
+TEST_CASE("les quantize: Ctrl-C, SIGTERM or SIGHUP leaves no output file", "[cli]") {
   LES_REQUIRE_FIXTURE(f16, "trained/tiny-qwen3moe-F16.gguf");
   const std::string out = les::test::temp_dir() + "/interrupted.gguf";
-  ChildProcess child({les::test::les_binary(), "quantize", f16, out, "q3_k_m", "-t", "1", "--slab-mb", "0.25"});
-  REQUIRE(child.wait_for_stderr("[   2]", 60));  // a tensor or two done, the K-quants still to come
-  child.signal(SIGINT);
-  REQUIRE(child.wait(60));
-  CHECK(child.exit_code() == 130);
-  CHECK_THAT(child.err(), Catch::Contains("interrupted"));
-  CHECK_FALSE(exists(out));
-  CHECK_FALSE(exists(out + ".tmp"));
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    INFO("signal " << sig);
+    ChildProcess child({les::test::les_binary(), "quantize", f16, out, "q3_k_m", "-t", "1", "--slab-mb", "0.25"});
+    // Progress lines "[i/N] NAME ..., X MB/s, ETA Y s": a tensor or two done, the K-quants still to come.
+    REQUIRE(child.wait_for_stderr("MB/s, ETA ", 60));
+    child.signal(sig);
+    REQUIRE(child.wait(60));
+    CHECK(child.exit_code() == 128 + sig);
+    CHECK_THAT(child.err(), Catch::StartsWith("[ 1/") && Catch::Contains("les quantize: interrupted"));
+    CHECK_FALSE(exists(out));
+    CHECK_FALSE(exists(out + ".tmp"));
+  }
 }
 
 TEST_CASE("les imatrix: resident and streamed agree, the file quantises, interrupts leave a valid file", "[cli]") {

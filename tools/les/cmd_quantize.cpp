@@ -94,15 +94,25 @@ int quantize(const QuantizeArgs& a) {
   p.cancel = &cancel.flag();
   const auto t0 = std::chrono::steady_clock::now();
   auto secs = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  int64_t n_lines = 0;
-  if (!a.quiet)
-    p.on_tensor = [&n_lines](const std::string& line) { std::fprintf(stderr, "[%4lld] %s\n", static_cast<long long>(++n_lines), line.c_str()); };
-  p.on_progress = [&secs](const quant::QuantizeProgress& g) {
+  // "[i/N] NAME TYPE -> TYPE, X MB/s, ETA Y s" per tensor (the rate over the input bytes so far);
+  // with -q, one \r-updated line on a terminal instead.
+  std::string line;
+  if (!a.quiet) p.on_tensor = [&line](const std::string& l) { line = l; };
+  p.on_progress = [&secs, &line](const quant::QuantizeProgress& g) {
+    const double el = secs();
+    const double f = g.bytes_total > 0 ? static_cast<double>(g.bytes_done) / static_cast<double>(g.bytes_total) : 1;
+    const double eta = f > 0 ? el * (1 - f) / f : 0;
+    const double rate = el > 0 ? static_cast<double>(g.bytes_done) / 1e6 / el : 0;
+    if (!line.empty()) {
+      const int width = static_cast<int>(std::to_string(g.n_tensors).size());
+      std::fprintf(stderr, "[%*lld/%lld] %s, %.0f MB/s, ETA %.0f s\n", width, static_cast<long long>(g.tensor_index),
+                   static_cast<long long>(g.n_tensors), line.c_str(), rate, eta);
+      line.clear();
+      return;
+    }
     if (!isatty(2) || g.bytes_total == 0) return;
-    const double f = static_cast<double>(g.bytes_done) / static_cast<double>(g.bytes_total);
-    const double eta = f > 0 ? secs() * (1 - f) / f : 0;
-    std::fprintf(stderr, "\r%5.1f%% (%lld/%lld tensors), ETA %.0f s   %s", 100 * f,
-                 static_cast<long long>(g.tensor_index), static_cast<long long>(g.n_tensors), eta,
+    std::fprintf(stderr, "\r%5.1f%% (%lld/%lld tensors), %.0f MB/s, ETA %.0f s   %s", 100 * f,
+                 static_cast<long long>(g.tensor_index), static_cast<long long>(g.n_tensors), rate, eta,
                  g.tensor_index == g.n_tensors ? "\n" : "");
   };
   auto r = quant::quantize_model(a.in, a.out, p);

@@ -10,7 +10,7 @@
 
 #include "core/gguf/expert_repack.h"
 #include "les/commands.h"
-#include "les/remove_on_interrupt.h"
+#include "les/interrupt.h"
 
 namespace les::tool {
 namespace {
@@ -36,7 +36,8 @@ int repack(const RepackCmdOptions& o) {
                  o.out.c_str(), o.in.c_str(), static_cast<unsigned long long>(*n), secs());
     return 0;
   }
-  const RemoveOnInterrupt cleanup(o.out + ".tmp");  // the writer's temporary file
+  // The writer's temporary file goes on a signal: "les repack: interrupted; OUT not written".
+  const InterruptScope cleanup(nullptr, "repack", not_written_note(o.out).c_str(), o.out + ".tmp", OnSignal::exit_at_once);
   RepackOptions opts;
   opts.verify = !o.no_verify;
   auto r = repack_experts(o.in, o.out, opts);

@@ -13,7 +13,7 @@
 
 #include "core/synth/synth_model.h"
 #include "les/commands.h"
-#include "les/remove_on_interrupt.h"
+#include "les/interrupt.h"
 
 namespace les::tool {
 namespace {
@@ -75,7 +75,8 @@ int synth(const SynthCmdOptions& o) {
       last_pct = pct;
     };
   }
-  const RemoveOnInterrupt cleanup(o.out + ".tmp");  // the writer's temporary file
+  // The writer's temporary file goes on a signal: "les synth: interrupted; OUT not written".
+  const InterruptScope cleanup(nullptr, "synth", not_written_note(o.out).c_str(), o.out + ".tmp", OnSignal::exit_at_once);
   auto info = write_synth_model(*preset, opts, o.out);
   if (!info.ok()) {
     std::fprintf(stderr, "les synth: %s\n", info.status().to_string().c_str());

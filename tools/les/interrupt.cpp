@@ -19,14 +19,20 @@ std::atomic<int> g_first_signal{0};
 std::atomic<int> g_count{0};
 static_assert(std::atomic<les_context*>::is_always_lock_free && std::atomic<int>::is_always_lock_free &&
               std::atomic<bool>::is_always_lock_free);
-char g_message[160];
+std::atomic<bool> g_at_once{false};
+char g_message[4096 + 256];
 size_t g_message_len = 0;
-char g_path[4096];  // unlinked by a second signal; empty: nothing
-struct sigaction g_old_int, g_old_term;
+char g_path[4096];  // unlinked before exiting on a signal; empty: nothing
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+struct sigaction g_old[3];
 
 void on_signal(int sig) {
-  if (g_count.fetch_add(1) > 0) {  // the second signal: exit now
+  if (g_at_once.load() || g_count.fetch_add(1) > 0) {  // exit now
     if (g_path[0] != 0) unlink(g_path);
+    if (g_at_once.load()) {  // the note says the output is gone: after the unlink
+      ssize_t ignored = write(STDERR_FILENO, g_message, g_message_len);
+      (void)ignored;
+    }
     _exit(128 + sig);
   }
   g_first_signal.store(sig);
@@ -38,7 +44,8 @@ void on_signal(int sig) {
 
 }  // namespace
 
-InterruptScope::InterruptScope(les_context* ctx, const char* tool, const char* note, const std::string& remove_path) {
+InterruptScope::InterruptScope(les_context* ctx, const char* tool, const char* note, const std::string& remove_path,
+                               OnSignal on) {
   std::snprintf(g_message, sizeof g_message, "\nles %s: interrupted%s\n", tool, note);
   g_message_len = std::strlen(g_message);
   std::snprintf(g_path, sizeof g_path, "%s", remove_path.size() < sizeof g_path ? remove_path.c_str() : "");
@@ -46,18 +53,17 @@ InterruptScope::InterruptScope(les_context* ctx, const char* tool, const char* n
   g_flag.store(false);
   g_first_signal.store(0);
   g_count.store(0);
+  g_at_once.store(on == OnSignal::exit_at_once);
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;  // reads and writes of the main thread resume after the handler
-  sigaction(SIGINT, &sa, &g_old_int);
-  sigaction(SIGTERM, &sa, &g_old_term);
+  for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &sa, &g_old[i]);
 }
 
 InterruptScope::~InterruptScope() {
-  sigaction(SIGINT, &g_old_int, nullptr);
-  sigaction(SIGTERM, &g_old_term, nullptr);
+  for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &g_old[i], nullptr);
   g_ctx.store(nullptr);
   g_path[0] = 0;
 }
@@ -65,5 +71,7 @@ InterruptScope::~InterruptScope() {
 const std::atomic<bool>& InterruptScope::flag() const noexcept { return g_flag; }
 
 int InterruptScope::signal_number() const noexcept { return g_first_signal.load(); }
+
+std::string not_written_note(const std::string& out) { return "; " + out + " not written"; }
 
 }  // namespace les::tool

@@ -167,17 +167,17 @@ Result<RepackReport> repack_experts(const std::string& in_path, const std::strin
       LES_RETURN_IF_ERROR(write_dense(inf, t, w, buf));
     }
   }
-  LES_RETURN_IF_ERROR(w.finish());
+  // Verified before the rename: OUT never holds an unverified file (an
+  // interrupt during verification leaves only OUT.tmp, which les repack removes).
+  LES_RETURN_IF_ERROR(w.finish([&](const std::string& tmp) -> Status {
+    if (!opts.verify) return Status();
+    auto v = verify_repacked(in_path, tmp);
+    if (!v.ok()) return v.status().with_context("repack verification");
+    rep.experts_verified = *v;
+    return Status();
+  }));
   rep.in_file_bytes = in->file_size();
   rep.out_file_bytes = w.file_size();
-  if (opts.verify) {
-    auto v = verify_repacked(in_path, out_path);
-    if (!v.ok()) {
-      std::filesystem::remove(out_path, ec);
-      return v.status().with_context("repack verification");
-    }
-    rep.experts_verified = *v;
-  }
   return rep;
 }
 

@@ -30,7 +30,7 @@
 namespace les {
 
 struct RepackOptions {
-  bool verify = true;  // after writing, compare every expert and dense tensor with the input
+  bool verify = true;  // after writing, compare every expert and dense tensor with the input (before OUT.tmp is renamed to OUT)
 };
 
 struct RepackReport {

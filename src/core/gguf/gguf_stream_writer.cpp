@@ -161,7 +161,7 @@ Status GgufStreamWriter::write_rows(std::string_view name, int64_t first_row, st
   return write_bytes(name, r0 * t->row_bytes, bytes);
 }
 
-Status GgufStreamWriter::finish() {
+Status GgufStreamWriter::finish(const std::function<Status(const std::string& tmp_path)>& check) {
   if (fd_ < 0) return invalid_argument_error("GgufStreamWriter::finish without a successful begin()");
   if (!error_.ok()) {
     Status s = error_;
@@ -181,6 +181,7 @@ Status GgufStreamWriter::finish() {
   if (::fsync(fd_) != 0) s = io_error(fmt::format("cannot fsync '{}': {}", tmp_, std::strerror(errno)));
   if (::close(fd_) != 0 && s.ok()) s = io_error(fmt::format("cannot close '{}': {}", tmp_, std::strerror(errno)));
   fd_ = -1;
+  if (s.ok() && check) s = check(tmp_);
   if (s.ok() && std::rename(tmp_.c_str(), path_.c_str()) != 0)
     s = io_error(fmt::format("cannot rename '{}' to '{}': {}", tmp_, path_, std::strerror(errno)));
   if (!s.ok()) ::unlink(tmp_.c_str());

@@ -33,6 +33,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <span>
@@ -84,9 +85,12 @@ class GgufStreamWriter {
   Status write_bytes(std::string_view name, uint64_t offset, std::span<const uint8_t> bytes);
 
   // Checks every tensor was completely written, fsyncs, closes and renames
-  // the temporary file over `path`. Errors: invalid_argument naming the first
-  // incomplete tensor (the temporary file is removed), io.
-  Status finish();
+  // the temporary file over `path`. `check` (optional) runs on the closed
+  // temporary file (its path given) before the rename: an error from it
+  // removes the file and is returned, so `path` only ever holds a checked
+  // file (les repack verifies there). Errors: invalid_argument naming the
+  // first incomplete tensor (the temporary file is removed), io, check's.
+  Status finish(const std::function<Status(const std::string& tmp_path)>& check = {});
 
   // After begin(): the absolute file offset of tensor `name`'s data, or an
   // invalid_argument error for an unknown name.

@@ -92,6 +92,32 @@ TEST_CASE("GgufStreamWriter: whole tensors give GgufWriter's bytes", "[gguf_stre
   }
 }
 
+TEST_CASE("GgufStreamWriter: finish's check sees the complete temporary file before the rename", "[gguf_stream_writer]") {
+  const auto specs = random_tensors(11);
+  for (const bool pass : {true, false}) {
+    INFO("check passes: " << pass);
+    const std::string path = test::temp_dir() + "/stream_checked_" + std::to_string(pass) + ".gguf";
+    GgufStreamWriter w;
+    set_keys(w.metadata(), 32);
+    for (const Spec& s : specs) REQUIRE(w.declare_tensor(s.name, s.type, s.ne).ok());
+    REQUIRE(w.begin(path).ok());
+    for (const Spec& s : specs) REQUIRE(w.write_tensor_data(s.name, s.data).ok());
+    bool called = false;
+    const Status st = w.finish([&](const std::string& tmp) -> Status {
+      called = true;
+      CHECK(tmp == path + ".tmp");
+      CHECK_FALSE(std::filesystem::exists(path));  // the final name only after the check
+      CHECK(read_file(tmp) == in_memory(specs, 32));
+      return pass ? Status() : internal_error("check failed");
+    });
+    CHECK(called);
+    CHECK(st.ok() == pass);
+    CHECK(std::filesystem::exists(path) == pass);
+    CHECK_FALSE(std::filesystem::exists(path + ".tmp"));  // renamed, or removed with the failed check
+    if (!pass) CHECK_THAT(st.message(), Catch::Contains("check failed"));
+  }
+}
+
 TEST_CASE("GgufStreamWriter: shuffled row ranges from several threads", "[gguf_stream_writer]") {
   const auto specs = random_tensors(11);
   const std::string path = test::temp_dir() + "/stream_rows.gguf";
