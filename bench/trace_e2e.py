@@ -165,6 +165,14 @@ def plot(rows, path):
     fig.savefig(path, dpi=120)
 
 
+def write_json(path, rows):
+    doc = {"method": "bench_trace --model (end to end): one fresh process per cell, page cache dropped, memory "
+                     "cgroup of budget + slack, expert reads O_DIRECT, each cell under flock -x",
+           "rows": rows}
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -193,11 +201,8 @@ def main():
             [("resident", 0)]
         for c, b in cells:
             rows.append(run_cell(a, c, float(b)))
-    doc = {"method": "bench_trace --model (end to end): one fresh process per cell, page cache dropped, memory "
-                     "cgroup of budget + slack, expert reads O_DIRECT, each cell under flock -x",
-           "rows": rows}
-    with open(a.out, "w") as f:
-        json.dump(doc, f, indent=1)
+            write_json(a.out, rows)  # after every cell: an interrupted series keeps what it measured
+    write_json(a.out, rows)
     md = table(rows) + "\n\n" + ascii_chart(rows)
     print(md)
     if a.md:
