@@ -12,6 +12,11 @@ namespace {
 constexpr int64_t kRowBlock = 16;
 constexpr int64_t kTokenBlock = 8;
 
+// Activations of fewer elements are quantised on the calling thread (a few
+// microseconds of work, less than a fork-join). Rows are quantised alone, so
+// the split never changes a result.
+constexpr int64_t kParallelQuantizeMin = 16384;
+
 size_t row_bytes_or_zero(GgmlType t, int64_t cols) { return ggml_row_bytes(t, cols).value_or(0); }
 
 template <typename F>
@@ -45,8 +50,8 @@ QuantizedActivations quantize_activations(const KernelTable& table, ThreadPool* 
   auto body = [&](int64_t begin, int64_t end, int) {
     for (int64_t t = begin; t < end; ++t) quant(X + t * cols, dst + static_cast<size_t>(t) * rb, cols);
   };
-  if (n == 1) {
-    body(0, 1, 0);
+  if (n * cols < kParallelQuantizeMin) {  // a fork-join would cost more than the work
+    body(0, n, 0);
   } else {
     run(pool, n, body);
   }
@@ -78,34 +83,40 @@ void rows_tokens(const TypeKernels& k, const uint8_t* w, size_t wrb, int64_t row
 
 void matmul_quantized_jobs(const KernelTable& table, ThreadPool* pool, const MatmulJob* jobs, int n_jobs,
                            const QuantizedActivations& xq) {
-  const int64_t n = xq.n;
   // Tasks: per job, (row block, token block) row-block-major, jobs one after
   // the other, so a thread's contiguous range walks all token blocks of a row
-  // block before moving on. Single tokens use blocks of one row (the finest
-  // split; a matvec has no token reuse to keep in cache).
-  const int64_t rb = n == 1 ? 1 : kRowBlock;
-  const int64_t n_tb = (n + kTokenBlock - 1) / kTokenBlock;
-  constexpr int kMaxJobs = 8;
+  // block before moving on. A job of one token uses blocks of one row (the
+  // finest split; a matvec has no token reuse to keep in cache).
+  constexpr int kMaxJobs = 64;
   int64_t first_task[kMaxJobs + 1] = {0};
   const int nj = std::min(n_jobs, kMaxJobs);
-  for (int j = 0; j < nj; ++j) first_task[j + 1] = first_task[j] + (jobs[j].rows + rb - 1) / rb * n_tb;
+  const auto acts = [&](int j) -> const QuantizedActivations& { return jobs[j].xq ? *jobs[j].xq : xq; };
+  const auto row_block = [](int64_t n) { return n == 1 ? int64_t{1} : kRowBlock; };
+  const auto token_blocks = [](int64_t n) { return (n + kTokenBlock - 1) / kTokenBlock; };
+  for (int j = 0; j < nj; ++j) {
+    const int64_t n = acts(j).n, rb = row_block(n);
+    first_task[j + 1] = first_task[j] + (n < 1 ? 0 : (jobs[j].rows + rb - 1) / rb * token_blocks(n));
+  }
   auto body = [&](int64_t begin, int64_t end, int) {
     for (int j = 0; j < nj; ++j) {  // the part of [begin, end) that falls in job j
       const int64_t lb = std::max(begin, first_task[j]) - first_task[j];
       const int64_t le = std::min(end, first_task[j + 1]) - first_task[j];
       if (lb >= le) continue;
       const MatmulJob& job = jobs[j];
+      const QuantizedActivations& a = acts(j);
       const TypeKernels& k = table.of(job.wtype);
       const uint8_t* w = static_cast<const uint8_t*>(job.W);
-      const size_t wrb = row_bytes_or_zero(job.wtype, xq.cols);
+      const size_t wrb = row_bytes_or_zero(job.wtype, a.cols);
+      const int64_t n = a.n;
       if (n == 1) {  // tasks are rows
-        for (int64_t r = lb; r < le; ++r) k.vec_dot(xq.cols, job.Y + r, w + static_cast<size_t>(r) * wrb, xq.data);
+        for (int64_t r = lb; r < le; ++r) k.vec_dot(a.cols, job.Y + r, w + static_cast<size_t>(r) * wrb, a.data);
         continue;
       }
+      const int64_t rb = row_block(n), n_tb = token_blocks(n);
       for (int64_t task = lb; task < le; ++task) {
         const int64_t r0 = (task / n_tb) * rb, r1 = std::min(job.rows, r0 + rb);
         const int64_t t0 = (task % n_tb) * kTokenBlock, t1 = std::min(n, t0 + kTokenBlock);
-        rows_tokens(k, w, wrb, job.rows, xq, job.Y, r0, r1, t0, t1);
+        rows_tokens(k, w, wrb, job.rows, a, job.Y, r0, r1, t0, t1);
       }
     }
   };

@@ -54,7 +54,8 @@ struct QuantizedActivations {
 };
 
 // Quantises X (n x cols, F32) to vec_dot_type(wtype) into `scratch` (resized as
-// needed), splitting the rows over `pool` when n > 1. Preconditions as above.
+// needed), splitting the rows over `pool` when there are enough of them (16384
+// elements or more). Preconditions as above.
 QuantizedActivations quantize_activations(const KernelTable& table, ThreadPool* pool, GgmlType wtype,
                                           const float* X, int64_t cols, int64_t n,
                                           std::vector<uint8_t>& scratch);
@@ -76,20 +77,24 @@ void matvec_quantized(const KernelTable& table, ThreadPool* pool, GgmlType wtype
 void matmul_quantized(const KernelTable& table, ThreadPool* pool, GgmlType wtype, const void* W,
                       int64_t rows, const QuantizedActivations& xq, float* Y);
 
-// One matrix of matmul_quantized_jobs(): W (rows x xq.cols, row-major, wtype)
-// times the shared activations into Y (xq.n x rows, token-major).
+// One matrix of matmul_quantized_jobs(): W (rows x cols, row-major, wtype)
+// times its activations A (the call's shared xq, or the job's own xq when
+// set) into Y (A.n x rows, token-major).
 struct MatmulJob {
   GgmlType wtype = GgmlType::F32;
   const void* W = nullptr;
   int64_t rows = 0;
   float* Y = nullptr;
+  const QuantizedActivations* xq = nullptr;  // null: the call's shared xq
 };
 
-// Every job against the same quantised activations in one parallel_for (one
-// fork-join instead of one per matrix: gate and up of an FFN, Q, K and V of
-// attention). Each job's wtype must have xq.type as its vec_dot_type; other
-// preconditions as matmul_quantized. Each job's Y is bit-identical to
-// matmul_quantized(table, pool, job.wtype, job.W, job.rows, xq, job.Y).
+// Every job in one parallel_for (one fork-join instead of one per matrix:
+// gate and up of an FFN, Q, K and V of attention, or every routed expert of a
+// MoE layer, each with its own tokens' activations). Each job's wtype must
+// have its activations' type as its vec_dot_type, and every job's activations
+// the same cols as xq; other preconditions as matmul_quantized. Each job's Y
+// is bit-identical to matmul_quantized(table, pool, job.wtype, job.W,
+// job.rows, A, job.Y) with A its activations.
 void matmul_quantized_jobs(const KernelTable& table, ThreadPool* pool, const MatmulJob* jobs, int n_jobs,
                            const QuantizedActivations& xq);
 

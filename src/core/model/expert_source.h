@@ -93,6 +93,11 @@ class ExpertSource : public ExpertCost {
     (void)pending;
     return size_t{0};
   }
+  // True when get() never waits (no I/O, nothing to schedule), so the MoE
+  // layer may fetch all of a layer's experts first and compute them together
+  // (one fork-join per matrix kind instead of per expert; the same results).
+  // Default: false (ready-first, one expert at a time).
+  virtual bool gets_immediate() const { return false; }
   // Compute no longer reads the matrices of (layer, expert) returned by get()
   // in this batch (they may be evicted before release(layer)).
   virtual void done(int32_t layer, int32_t expert) {
@@ -135,6 +140,7 @@ class ResidentExpertSource final : public ExpertSource {
   };
   explicit ResidentExpertSource(std::vector<LayerExperts> layers) : layers_(std::move(layers)) {}
   Result<ExpertMatrices> get(int32_t layer, int32_t expert) override;
+  bool gets_immediate() const override { return true; }
 
  private:
   std::vector<LayerExperts> layers_;

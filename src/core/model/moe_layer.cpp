@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "kernels/matmul.h"
 #include "kernels/ops.h"
 
 namespace les {
@@ -118,10 +119,105 @@ class ReleaseLayer {
   int32_t il_;
 };
 
+// Expert e's rows of h (rows: its entries t * k + slot) through its FFN,
+// w · FFN_e(h_t) written into row t * k + slot of s.slot_out.
+Status run_one_expert(const ExpertMatrices& mats, int32_t il, int32_t e, const std::vector<int32_t>& rows,
+                      const float* h, int64_t E, int64_t k, FfnScratch& s, MatmulScratch& ms,
+                      const ForwardObservers* observers) {
+  const int64_t m = static_cast<int64_t>(rows.size());
+  s.gathered.resize(static_cast<size_t>(m * E));
+  for (int64_t r = 0; r < m; ++r)
+    std::memcpy(s.gathered.data() + r * E, h + (rows[r] / k) * E, static_cast<size_t>(E) * sizeof(float));
+  s.down.resize(static_cast<size_t>(m * E));
+  LES_RETURN_IF_ERROR(swiglu_ffn(mats.gate, mats.up, mats.down, s.gathered.data(), m, s.down.data(), s, ms,
+                                 FfnTag{observers, il, e, "_exps"}));
+  for (int64_t r = 0; r < m; ++r) {
+    const float w = s.route.weights[static_cast<size_t>(rows[r])];
+    float* dst = s.slot_out.data() + static_cast<int64_t>(rows[r]) * E;
+    const float* src = s.down.data() + r * E;
+    for (int64_t i = 0; i < E; ++i) dst[i] = src[i] * w;
+  }
+  return Status();
+}
+
+// True when every fetched expert (s.mats) has the same gate, up and down
+// types and shapes (gate/up {E -> f}, down {f -> E}), with kernels, gate and
+// up sharing one activation type: what run_experts_grouped needs.
+bool experts_uniform(const std::vector<ExpertMatrices>& mats, int64_t E) {
+  const ExpertMatrices& a = mats[0];
+  const kernels::KernelTable& kt = kernels::default_kernel_table();
+  if (!matmul_type_supported(a.gate.type) || !matmul_type_supported(a.up.type) || !matmul_type_supported(a.down.type) ||
+      kt.of(a.gate.type).vec_dot_type != kt.of(a.up.type).vec_dot_type)
+    return false;
+  const int64_t f = a.gate.rows();
+  for (const ExpertMatrices& m : mats)
+    if (m.gate.type != a.gate.type || m.up.type != a.up.type || m.down.type != a.down.type || m.gate.cols() != E ||
+        m.up.cols() != E || m.gate.rows() != f || m.up.rows() != f || m.down.cols() != f || m.down.rows() != E)
+      return false;
+  return true;
+}
+
+// Every used expert of the layer (s.mats, in s.groups.used order) at once,
+// with the results of run_one_expert for each: h quantised once and its rows
+// gathered per expert (quantisation is per row, so a row's codes are those
+// run_one_expert would make), all gate and up matrices in one parallel_for,
+// the down inputs quantised once, all downs in one parallel_for. Each output
+// element is the same vec_dot (or vec_dot_multi row) of the same rows.
+void run_experts_grouped(const float* h, int64_t n, int64_t E, int64_t k, FfnScratch& s, MatmulScratch& ms) {
+  const ExpertGroups& g = s.groups;
+  const size_t ng = g.used.size();
+  const ExpertMatrices& a = s.mats[0];
+  const int64_t f = a.gate.rows();
+  const kernels::KernelTable& kt = kernels::default_kernel_table();
+  s.first_row.assign(ng + 1, 0);
+  for (size_t i = 0; i < ng; ++i)
+    s.first_row[i + 1] = s.first_row[i] + static_cast<int64_t>(g.rows[static_cast<size_t>(g.used[i])].size());
+  const int64_t M = s.first_row[ng];
+  const kernels::QuantizedActivations xh = kernels::quantize_activations(kt, ms.pool, a.gate.type, h, E, n, s.xq_h);
+  const size_t rb = xh.row_bytes;
+  s.xq_rows.resize(static_cast<size_t>(M) * rb);
+  std::vector<kernels::QuantizedActivations> in(ng);
+  std::vector<kernels::MatmulJob> jobs(2 * ng);
+  s.gate.resize(static_cast<size_t>(M * f));
+  s.up.resize(static_cast<size_t>(M * f));
+  for (size_t i = 0; i < ng; ++i) {
+    const std::vector<int32_t>& rows = g.rows[static_cast<size_t>(g.used[i])];
+    const int64_t r0 = s.first_row[i];
+    for (size_t r = 0; r < rows.size(); ++r)
+      std::memcpy(s.xq_rows.data() + (static_cast<size_t>(r0) + r) * rb, xh.row(rows[r] / k), rb);
+    in[i] = {xh.type, E, static_cast<int64_t>(rows.size()), rb, s.xq_rows.data() + static_cast<size_t>(r0) * rb};
+    jobs[2 * i] = {a.gate.type, s.mats[i].gate.data, f, s.gate.data() + r0 * f, &in[i]};
+    jobs[2 * i + 1] = {a.up.type, s.mats[i].up.data, f, s.up.data() + r0 * f, &in[i]};
+  }
+  kernels::matmul_quantized_jobs(kt, ms.pool, jobs.data(), static_cast<int>(2 * ng), in[0]);
+  for (int64_t t = 0; t < M; ++t)  // row by row, as swiglu_ffn
+    ops::swiglu(s.gate.data() + t * f, s.up.data() + t * f, f, s.gate.data() + t * f);
+  const kernels::QuantizedActivations xd =
+      kernels::quantize_activations(kt, ms.pool, a.down.type, s.gate.data(), f, M, s.xq_down);
+  s.down.resize(static_cast<size_t>(M * E));
+  for (size_t i = 0; i < ng; ++i) {
+    const int64_t r0 = s.first_row[i];
+    in[i] = {xd.type, f, s.first_row[i + 1] - r0, xd.row_bytes, xd.row(r0)};
+    jobs[i] = {a.down.type, s.mats[i].down.data, E, s.down.data() + r0 * E, &in[i]};
+  }
+  kernels::matmul_quantized_jobs(kt, ms.pool, jobs.data(), static_cast<int>(ng), in[0]);
+  for (size_t i = 0; i < ng; ++i) {
+    const std::vector<int32_t>& rows = g.rows[static_cast<size_t>(g.used[i])];
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const float w = s.route.weights[static_cast<size_t>(rows[r])];
+      float* dst = s.slot_out.data() + static_cast<int64_t>(rows[r]) * E;
+      const float* src = s.down.data() + (s.first_row[i] + static_cast<int64_t>(r)) * E;
+      for (int64_t c = 0; c < E; ++c) dst[c] = src[c] * w;
+    }
+  }
+}
+
 // Runs every used expert on its rows of h, writing w · FFN_e(h_t) into row
 // t * k + slot of s.slot_out. Ready-first: experts are computed in the order
 // their weights become ready; each writes only its own rows, summed in slot
-// order afterwards, so the order never changes the result.
+// order afterwards, so the order never changes the result. A source whose
+// get() never waits (and no activation observer) computes all experts
+// together (run_experts_grouped), with the same results.
 Status run_routed_experts(ExpertSource& experts, int32_t il, const float* h, int64_t n, int64_t E, int64_t k,
                           FfnScratch& s, MatmulScratch& ms, const ForwardObservers* observers) {
   const ExpertGroups& g = s.groups;
@@ -138,6 +234,24 @@ Status run_routed_experts(ExpertSource& experts, int32_t il, const float* h, int
   experts.on_routed(routing);
 
   s.slot_out.assign(static_cast<size_t>(n * k * E), 0.0f);
+  const bool observed = observers != nullptr && observers->activations;
+  if (experts.gets_immediate() && !observed && !g.used.empty()) {
+    s.mats.clear();
+    for (const int32_t e : g.used) {
+      LES_ASSIGN_OR_RETURN(const ExpertMatrices mats, experts.get(il, e));
+      s.union_bytes += mats.gate.slab_bytes() + mats.up.slab_bytes() + mats.down.slab_bytes();
+      s.mats.push_back(mats);
+    }
+    if (experts_uniform(s.mats, E)) {
+      run_experts_grouped(h, n, E, k, s, ms);
+    } else {
+      for (size_t i = 0; i < g.used.size(); ++i)
+        LES_RETURN_IF_ERROR(run_one_expert(s.mats[i], il, g.used[i], g.rows[static_cast<size_t>(g.used[i])], h, E,
+                                           k, s, ms, observers));
+    }
+    for (const int32_t e : g.used) experts.done(il, e);
+    return Status();
+  }
   std::vector<int32_t> pending = g.used;
   while (!pending.empty()) {
     LES_ASSIGN_OR_RETURN(const size_t next, experts.next_ready(il, pending));
@@ -146,20 +260,7 @@ Status run_routed_experts(ExpertSource& experts, int32_t il, const float* h, int
     pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(next));
     LES_ASSIGN_OR_RETURN(const ExpertMatrices mats, experts.get(il, e));
     s.union_bytes += mats.gate.slab_bytes() + mats.up.slab_bytes() + mats.down.slab_bytes();
-    const std::vector<int32_t>& rows = g.rows[static_cast<size_t>(e)];
-    const int64_t m = static_cast<int64_t>(rows.size());
-    s.gathered.resize(static_cast<size_t>(m * E));
-    for (int64_t r = 0; r < m; ++r)
-      std::memcpy(s.gathered.data() + r * E, h + (rows[r] / k) * E, static_cast<size_t>(E) * sizeof(float));
-    s.down.resize(static_cast<size_t>(m * E));
-    LES_RETURN_IF_ERROR(swiglu_ffn(mats.gate, mats.up, mats.down, s.gathered.data(), m, s.down.data(), s, ms,
-                                   FfnTag{observers, il, e, "_exps"}));
-    for (int64_t r = 0; r < m; ++r) {
-      const float w = s.route.weights[static_cast<size_t>(rows[r])];
-      float* dst = s.slot_out.data() + static_cast<int64_t>(rows[r]) * E;
-      const float* src = s.down.data() + r * E;
-      for (int64_t i = 0; i < E; ++i) dst[i] = src[i] * w;
-    }
+    LES_RETURN_IF_ERROR(run_one_expert(mats, il, e, g.rows[static_cast<size_t>(e)], h, E, k, s, ms, observers));
     experts.done(il, e);
   }
   return Status();

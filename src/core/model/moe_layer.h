@@ -37,6 +37,12 @@ struct FfnScratch {
   RouterOutput route;
   ExpertGroups groups;
   std::vector<float> gathered, gate, up, down, slot_out, shared;
+  // The grouped path (all experts of a layer at once): h quantised once, its
+  // rows gathered per expert, the down input quantised once, each expert's
+  // matrices and rows.
+  std::vector<uint8_t> xq_h, xq_rows, xq_down;
+  std::vector<ExpertMatrices> mats;
+  std::vector<int64_t> first_row;
   // Running sums the caller resets: distinct routed experts the MoE layers
   // used (once per layer per call, however many rows selected them) and
   // their bytes (gate + up + down).
