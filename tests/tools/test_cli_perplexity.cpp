@@ -95,6 +95,13 @@ TEST_CASE("les perplexity: usage errors and a text too short", "[cli]") {
   CHECK_THAT(r.err, Catch::Contains("needs at least 512"));
   CHECK(run_les("perplexity -m " + sh_quote(f16)).exit_code == 2);
   CHECK(run_les("perplexity -m " + sh_quote(f16) + " -f " + sh_quote(shortf) + " -b 0").exit_code == 2);
+  for (const char* c : {"1", "2"}) {  // a context that scores no position: no 1.0000 figures
+    LES_REQUIRE_FIXTURE(text, "corpus/validation.txt");
+    const RunResult tiny = run_les("perplexity -m " + sh_quote(f16) + " -f " + sh_quote(text) + " -c " + c);
+    CHECK(tiny.exit_code == 2);
+    CHECK_THAT(tiny.err, Catch::Contains("scores no token") && Catch::Contains("-c 3"));
+    CHECK(tiny.out.empty());
+  }
   const RunResult missing = run_les("perplexity -m " + sh_quote(f16) + " -f /nonexistent.txt");
   CHECK(missing.exit_code == 1);
   CHECK_THAT(missing.err, Catch::Contains("/nonexistent.txt"));

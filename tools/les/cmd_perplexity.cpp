@@ -107,6 +107,12 @@ int perplexity(PerplexityArgs& a) {
   if (int rc = open_model(kTool, a.model, model, ctx, &streaming); rc != 0) return rc;
   const int32_t n_ctx = a.kld ? static_cast<int32_t>(ref.header().n_ctx) : les_context_n_ctx(ctx.p);
   const int32_t n_vocab = les_model_n_vocab(model.p);
+  // Positions n_ctx/2 .. n_ctx-2 are scored: a context under 3 tokens scores none.
+  if (n_ctx < 3) {
+    std::fprintf(stderr, "les perplexity: a context of %d tokens scores no token (the second half of each chunk "
+                         "predicts the next one); use -c 3 or more\n", n_ctx);
+    return 2;
+  }
   std::vector<les_token> tokens;
   int32_t n_chunk = 0;
   if (a.kld) {
