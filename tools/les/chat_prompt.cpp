@@ -25,26 +25,39 @@ int resolve_chat_template(const char* tool, const les_model* model, const std::s
   return 0;
 }
 
-int render_chat(const char* tool, const les_model* model, const std::string& name, const std::vector<ChatTurn>& turns,
-                bool add_assistant_prefix, std::string* out) {
+les_status render_chat_text(const les_model* model, const std::string& name, const std::vector<ChatTurn>& turns,
+                            bool add_assistant_prefix, std::string* out, std::string* error) {
   std::vector<les_chat_message> msgs;
   msgs.reserve(turns.size());
   for (const ChatTurn& t : turns) msgs.push_back({t.role.c_str(), t.content.c_str()});
   size_t n = 0;
-  char empty[1];  // enough for an empty text; otherwise *n tells the size
+  char empty[1];  // enough for an empty text; otherwise n tells the size
   les_status st = les_chat_apply_template(model, name.c_str(), msgs.data(), msgs.size(), add_assistant_prefix,
                                           empty, sizeof empty, &n);
   if (st == LES_OK) {
     out->clear();
-    return 0;
+    return LES_OK;
   }
-  if (n == 0) return chat_error(tool, st);
-  out->assign(n + 1, '\0');
-  st = les_chat_apply_template(model, name.c_str(), msgs.data(), msgs.size(), add_assistant_prefix, out->data(),
-                               out->size(), &n);
-  if (st != LES_OK) return chat_error(tool, st);
+  if (n > 0) {
+    out->assign(n + 1, '\0');
+    st = les_chat_apply_template(model, name.c_str(), msgs.data(), msgs.size(), add_assistant_prefix, out->data(),
+                                 out->size(), &n);
+  }
+  if (st != LES_OK) {
+    *error = les_last_error();
+    return st;
+  }
   out->resize(n);
-  return 0;
+  return LES_OK;
+}
+
+int render_chat(const char* tool, const les_model* model, const std::string& name, const std::vector<ChatTurn>& turns,
+                bool add_assistant_prefix, std::string* out) {
+  std::string error;
+  const les_status st = render_chat_text(model, name, turns, add_assistant_prefix, out, &error);
+  if (st == LES_OK) return 0;
+  std::fprintf(stderr, "les %s: chat template: %s\n", tool, error.c_str());
+  return st == LES_ERR_INVALID_ARGUMENT ? 2 : 1;
 }
 
 }  // namespace les::tool

@@ -2,7 +2,8 @@
 // (--chat-template NAME or the model's own, chatml with a warning when the
 // model has none) and rendering a conversation through les_chat.h.
 //
-// Thread-safety: single-threaded (the tool's main thread).
+// Thread-safety: single-threaded (the tool's main thread), except
+// render_chat_text().
 #pragma once
 
 #include <les/les.h>
@@ -22,7 +23,15 @@ struct ChatTurn {
 int resolve_chat_template(const char* tool, const les_model* model, const std::string& name);
 
 // Renders `turns` (add_assistant_prefix: open the assistant's answer) into
-// *out. Returns 0, or 1/2 after printing the error as above.
+// *out without printing: LES_OK, or les_chat_apply_template's status
+// (LES_ERR_INVALID_ARGUMENT: an unknown name, a role the family cannot
+// express; LES_ERR_UNSUPPORTED: a model template of no known family) with its
+// message in *error. Thread-safe (les_chat.h).
+les_status render_chat_text(const les_model* model, const std::string& name, const std::vector<ChatTurn>& turns,
+                            bool add_assistant_prefix, std::string* out, std::string* error);
+
+// render_chat_text() for the terminal tools. Returns 0, or 1/2 after printing
+// the error as above.
 int render_chat(const char* tool, const les_model* model, const std::string& name, const std::vector<ChatTurn>& turns,
                 bool add_assistant_prefix, std::string* out);
 

@@ -39,6 +39,7 @@
 #include "les/chat_prompt.h"
 #include "les/commands.h"
 #include "les/model_options.h"
+#include "les/prompt_reuse.h"
 #include "les/run_report.h"
 #include "les/speculative_options.h"
 #include "les/text_input.h"
@@ -76,27 +77,6 @@ bool print_piece(les_token /*token*/, const char* piece, size_t len, void* user_
   return true;
 }
 
-std::vector<les_token> tokenize(const les_model* m, const std::string& text) {
-  int32_t n = 0;
-  std::vector<les_token> ids(text.size() + 16);
-  les_status st = les_tokenize(m, text.data(), text.size(), true, true, ids.data(), static_cast<int32_t>(ids.size()), &n);
-  if (st != LES_OK && n > static_cast<int32_t>(ids.size())) {
-    ids.resize(static_cast<size_t>(n));
-    st = les_tokenize(m, text.data(), text.size(), true, true, ids.data(), n, &n);
-  }
-  if (st != LES_OK) return {};
-  ids.resize(static_cast<size_t>(n));
-  return ids;
-}
-
-std::vector<les_token> held_tokens(const les_context* ctx) {
-  int32_t n = 0;
-  les_context_tokens(ctx, nullptr, 0, &n);
-  std::vector<les_token> ids(static_cast<size_t>(n));
-  if (n > 0 && les_context_tokens(ctx, ids.data(), n, &n) != LES_OK) ids.clear();
-  return ids;
-}
-
 struct Chat {
   const ChatOptions& o;
   les_model* model;
@@ -120,7 +100,7 @@ struct Chat {
     turns.push_back({"user", line});
     std::string text;
     if (int rc = render_chat(kTool, model, o.chat_template, turns, true, &text)) return rc;
-    std::vector<les_token> ids = tokenize(model, text);
+    std::vector<les_token> ids = tokenize_prompt(model, text, true);
     if (ids.empty()) {
       std::fprintf(stderr, "les chat: tokenizing the conversation: %s\n", les_last_error());
       return 1;
@@ -134,7 +114,7 @@ struct Chat {
         first.push_back(turns.back());
         std::string alone;
         if (render_chat(kTool, model, o.chat_template, first, true, &alone) == 0)
-          alone_fits = static_cast<int32_t>(tokenize(model, alone).size()) < les_context_n_ctx(ctx);
+          alone_fits = static_cast<int32_t>(tokenize_prompt(model, alone, true).size()) < les_context_n_ctx(ctx);
       }
       if (!alone_fits)
         std::fprintf(stderr,
@@ -148,16 +128,7 @@ struct Chat {
       turns.pop_back();
       return 0;
     }
-    const std::vector<les_token> held = held_tokens(ctx);
-    size_t keep = 0;
-    while (keep < held.size() && keep < ids.size() && held[keep] == ids[keep]) ++keep;
-    if (keep == ids.size()) --keep;  // at least one token to evaluate
-    if (les_context_trim(ctx, static_cast<int32_t>(keep)) != LES_OK) {
-      // A recurrent (linear-attention) state cannot go back to an arbitrary
-      // position: evaluate the whole conversation again.
-      les_context_reset(ctx);
-      keep = 0;
-    }
+    const size_t keep = static_cast<size_t>(reuse_prefix(ctx, ids));
     std::vector<const char*> stops;
     les_generate_params gp = generate_params(o.sampling, stops);
     gp.sampler.seed += n_turns++;  // reproducible per seed, a different random sequence every turn
