@@ -19,6 +19,7 @@ void register_chat(CLI::App& app, ToolState& state);
 void register_perplexity(CLI::App& app, ToolState& state);
 void register_quantize(CLI::App& app, ToolState& state);
 void register_repack(CLI::App& app, ToolState& state);
+void register_serve(CLI::App& app, ToolState& state);  // in les-serve only (serve_launcher.h)
 void register_synth(CLI::App& app, ToolState& state);
 void register_tokenize(CLI::App& app, ToolState& state);
 

@@ -11,7 +11,9 @@
 
 #include "kernels/cpu_features.h"
 #include "kernels/kernels.h"
+#include "les/cli_values.h"
 #include "les/commands.h"
+#include "les/serve_launcher.h"
 
 namespace {
 
@@ -26,24 +28,6 @@ int print_version() {
               LES_VERSION_MINOR, LES_VERSION_PATCH, les::kernels::kernel_tier_name(tier),
               les::kernels::cpu_features_string(les::kernels::detect_cpu_features()).c_str(), uring);
   return 0;
-}
-
-// An empty value (`--mem-limit-mb ""`, `--draft ""`) is a usage error naming
-// the flag for every option that takes one, except free text where empty is a
-// meaningful value (a prompt, a system message, a stop string, text to tokenize).
-// A single-value option given twice takes the last value (as llama.cpp's
-// tools do: `-t 2 -t 4` runs 4 threads), instead of CLI11's error.
-void refuse_empty_values_take_last(CLI::App& app) {
-  const CLI::Validator non_empty(
-      [](std::string& v) { return v.empty() ? std::string("empty value (give one, or leave the option out)") : ""; },
-      "", "non-empty");
-  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
-    for (CLI::Option* opt : sub->get_options()) {
-      const bool free_text = opt->check_lname("prompt") || opt->check_lname("system") || opt->check_lname("stop") ||
-                             opt->check_name("text");
-      if (opt->get_type_size() > 0 && !free_text) opt->check(non_empty);
-      if (opt->get_type_size() > 0 && opt->get_items_expected_max() == 1) opt->take_last();
-    }
 }
 
 // CLI11's parse and validation errors as the tool's other usage errors:
@@ -68,10 +52,12 @@ int main(int argc, char** argv) {
   les::tool::register_perplexity(app, state);
   les::tool::register_quantize(app, state);
   les::tool::register_repack(app, state);
+  les::tool::register_serve_launcher(app);
   les::tool::register_synth(app, state);
   les::tool::register_tokenize(app, state);
-  refuse_empty_values_take_last(app);
+  les::tool::refuse_empty_values_take_last(app);
   app.footer("les --version (or les version) prints the version, the kernel tier and the CPU features.");
+  if (argc >= 2 && std::strcmp(argv[1], "serve") == 0) return les::tool::exec_serve(argc, argv);
   if (argc >= 2 && (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "version") == 0))
     return print_version();
   std::string known;

@@ -1,0 +1,446 @@
+// `les serve` end to end: a real server process on a loopback port (--port 0:
+// it picks a free one and prints it) and a real HTTP client (cpp-httplib's),
+// against the trained qwen3moe fixture: /health, /v1/models, greedy chat and
+// text completions equal to `les run` (same text, same token counts), the
+// streamed reply's server-sent events and their text, stop strings, seeds,
+// two clients at once (queued), a client that disconnects (its generation
+// stops; the server goes on), the API key, bad requests (each an OpenAI
+// error object, never a crash), a port in use, and SIGTERM / SIGINT stops.
+#include <httplib.h>
+#include <signal.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/child_process.h"
+#include "support/cli_tool.h"
+#include "support/fixtures.h"
+
+using les::test::ChildProcess;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kModel = "trained/tiny-qwen3moe-Q4_K_M.gguf";
+constexpr const char* kStory = "CHAPTER XII.\nIn the year 1794, Emily";
+
+// A `les serve` child on 127.0.0.1, ready (model loaded) when constructed.
+struct Server {
+  std::unique_ptr<ChildProcess> child;
+  int port = 0;
+
+  Server(const std::string& model, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {les::test::les_binary(), "serve", "-m", model, "--port", "0", "-t", "1"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    child = std::make_unique<ChildProcess>(argv);
+    REQUIRE(child->wait_for_stderr("les serve: ready", 120));
+    const std::string marker = "listening on http://127.0.0.1:";
+    const size_t p = child->err().find(marker);
+    REQUIRE(p != std::string::npos);
+    port = std::stoi(child->err().substr(p + marker.size()));
+    REQUIRE(port > 0);
+  }
+
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(120, 0);
+    return c;
+  }
+
+  // SIGTERM, then the exit code (0 for a clean stop).
+  int stop() {
+    child->signal(SIGTERM);
+    REQUIRE(child->wait(60));
+    INFO("stderr: " << child->err());
+    CHECK(child->term_signal() == 0);
+    return child->exit_code();
+  }
+};
+
+struct Reply {
+  int status = -1;  // -1: no HTTP reply
+  json body;
+};
+
+Reply post(httplib::Client& c, const std::string& path, const std::string& body,
+           const httplib::Headers& headers = {}) {
+  auto r = c.Post(path.c_str(), headers, body, "application/json");
+  if (!r) return {};
+  INFO(path << " " << body << " -> " << r->status << " " << r->body);
+  Reply out{r->status, json::parse(r->body, nullptr, false)};
+  REQUIRE_FALSE(out.body.is_discarded());
+  return out;
+}
+
+Reply get(httplib::Client& c, const std::string& path, const httplib::Headers& headers = {}) {
+  auto r = c.Get(path.c_str(), headers);
+  if (!r) return {};
+  Reply out{r->status, json::parse(r->body, nullptr, false)};
+  REQUIRE_FALSE(out.body.is_discarded());
+  return out;
+}
+
+// A streamed reply: the events' JSON (without the final [DONE]), whether it
+// ended with `data: [DONE]`, and the text of its deltas.
+struct Stream {
+  int status = -1;
+  std::vector<json> events;
+  bool done = false;
+  std::string text;
+};
+
+// POSTs `body` and reads server-sent events; with `disconnect_after` > 0 the
+// client closes the connection after that many bytes of body. `started` (when
+// given) is set once the first bytes arrive.
+Stream post_stream(httplib::Client& c, const std::string& path, const std::string& body,
+                   size_t disconnect_after = 0, std::atomic<bool>* started = nullptr) {
+  std::string raw;
+  httplib::Request req;
+  req.method = "POST";
+  req.path = path;
+  req.body = body;
+  req.set_header("Content-Type", "application/json");
+  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+    raw.append(data, n);
+    if (started != nullptr) started->store(true);
+    return disconnect_after == 0 || raw.size() < disconnect_after;
+  };
+  auto r = c.send(req);
+  Stream s;
+  if (r) s.status = r->status;
+  if (disconnect_after > 0) return s;
+  REQUIRE(r);
+  INFO("stream: " << raw);
+  size_t pos = 0;
+  while (pos < raw.size()) {
+    const size_t end = raw.find("\n\n", pos);
+    REQUIRE(end != std::string::npos);  // every event ends with a blank line
+    const std::string event = raw.substr(pos, end - pos);
+    pos = end + 2;
+    REQUIRE(event.rfind("data: ", 0) == 0);
+    REQUIRE_FALSE(s.done);  // nothing after [DONE]
+    if (event == "data: [DONE]") {
+      s.done = true;
+      continue;
+    }
+    json j = json::parse(event.substr(6), nullptr, false);
+    REQUIRE_FALSE(j.is_discarded());
+    if (!j["choices"].empty()) {
+      const json& choice = j["choices"][0];
+      if (choice.contains("delta") && choice["delta"].contains("content"))
+        s.text += choice["delta"]["content"].get<std::string>();
+      if (choice.contains("text")) s.text += choice["text"].get<std::string>();
+    }
+    s.events.push_back(std::move(j));
+  }
+  return s;
+}
+
+// `les run` with the same model and arguments: (text, prompt tokens, generated).
+struct RunText {
+  std::string text;
+  int prompt_tokens = 0, generated = 0;
+};
+
+RunText les_run(const std::string& model, const std::string& args) {
+  const les::test::RunResult r = les::test::run_les("run -m " + les::test::sh_quote(model) + " -t 1 " + args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return {r.out, static_cast<int>(les::test::number_after(r.err, "prompt tokens ")),
+          static_cast<int>(les::test::number_after(r.err, "generated "))};
+}
+
+std::string chat_body(const std::string& user, int max_tokens, bool stream, const std::string& extra = "") {
+  json j = {{"model", "anything"},
+            {"messages", json::array({{{"role", "user"}, {"content", user}}})},
+            {"temperature", 0},
+            {"max_tokens", max_tokens},
+            {"stream", stream}};
+  if (!extra.empty()) j.update(json::parse(extra));
+  return j.dump();
+}
+
+}  // namespace
+
+TEST_CASE("les serve: health, models, greedy chat and completions equal les run, streamed equals whole",
+          "[cli][serve]") {
+  LES_REQUIRE_FIXTURE(model, kModel);
+  Server server(model);
+  httplib::Client c = server.client();
+
+  const Reply health = get(c, "/health");
+  CHECK(health.status == 200);
+  CHECK(health.body["status"] == "ok");
+  const Reply models = get(c, "/v1/models");
+  REQUIRE(models.status == 200);
+  CHECK(models.body["object"] == "list");
+  REQUIRE(models.body["data"].size() == 1);
+  CHECK(models.body["data"][0]["id"] == "tiny-qwen3moe-Q4_K_M");
+
+  // Chat: the same text and token counts as `les run --chat` (chatml fallback).
+  const RunText ref = les_run(model, "--chat --temp 0 -n 30 -p 'Who is Emily?'");
+  REQUIRE_FALSE(ref.text.empty());
+  const Reply chat = post(c, "/v1/chat/completions", chat_body("Who is Emily?", 30, false));
+  REQUIRE(chat.status == 200);
+  CHECK(chat.body["object"] == "chat.completion");
+  CHECK(chat.body["id"].get<std::string>().rfind("chatcmpl-", 0) == 0);
+  CHECK(chat.body["created"].get<int64_t>() > 0);
+  CHECK(chat.body["model"] == "tiny-qwen3moe-Q4_K_M");
+  const json& choice = chat.body["choices"][0];
+  CHECK(choice["message"]["role"] == "assistant");
+  CHECK(choice["message"]["content"] == ref.text);
+  CHECK(choice["finish_reason"] == (ref.generated == 30 ? "length" : "stop"));
+  CHECK(chat.body["usage"]["prompt_tokens"] == ref.prompt_tokens);
+  CHECK(chat.body["usage"]["completion_tokens"] == ref.generated);
+  CHECK(chat.body["usage"]["total_tokens"] == ref.prompt_tokens + ref.generated);
+
+  // Streamed: role first, the deltas make the same text, finish_reason, usage, [DONE].
+  const Stream s = post_stream(c, "/v1/chat/completions",
+                               chat_body("Who is Emily?", 30, true, R"({"stream_options": {"include_usage": true}})"));
+  CHECK(s.status == 200);
+  CHECK(s.done);
+  REQUIRE(s.events.size() >= 4);
+  CHECK(s.events.front()["object"] == "chat.completion.chunk");
+  CHECK(s.events.front()["choices"][0]["delta"]["role"] == "assistant");
+  CHECK(s.text == ref.text);
+  const json& last_choice = s.events[s.events.size() - 2]["choices"][0];
+  CHECK(last_choice["finish_reason"] == choice["finish_reason"]);
+  CHECK(s.events.back()["choices"].empty());
+  CHECK(s.events.back()["usage"] == chat.body["usage"]);
+  for (const json& e : s.events) CHECK(e["id"] == s.events.front()["id"]);
+
+  // Text completion: llama.cpp's greedy text of the trained fixture, as `les run` gives it.
+  const RunText story = les_run(model, "--temp 0 -n 40 -p " + les::test::sh_quote(kStory));
+  const json completion_req = {{"prompt", kStory}, {"temperature", 0}, {"max_tokens", 40}};
+  const Reply text = post(c, "/v1/completions", completion_req.dump());
+  REQUIRE(text.status == 200);
+  CHECK(text.body["object"] == "text_completion");
+  CHECK(text.body["choices"][0]["text"] == story.text);
+  CHECK(text.body["choices"][0]["finish_reason"] == "length");
+  CHECK(text.body["usage"]["prompt_tokens"] == story.prompt_tokens);
+  CHECK(text.body["usage"]["completion_tokens"] == 40);
+  json streamed_req = completion_req;
+  streamed_req["stream"] = true;
+  const Stream ts = post_stream(c, "/v1/completions", streamed_req.dump());
+  CHECK(ts.done);
+  CHECK(ts.text == story.text);
+  CHECK(ts.events.back()["choices"][0]["finish_reason"] == "length");
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("les serve: stop strings, seeds, and two clients at once", "[cli][serve]") {
+  LES_REQUIRE_FIXTURE(model, kModel);
+  Server server(model);
+  httplib::Client c = server.client();
+  const RunText story = les_run(model, "--temp 0 -n 40 -p " + les::test::sh_quote(kStory));
+  const size_t cut = story.text.find(" castle");
+  REQUIRE(cut != std::string::npos);
+  for (const json& stop : {json(" castle"), json::array({"zzz", " castle"})}) {
+    json req = {{"prompt", kStory}, {"temperature", 0}, {"max_tokens", 40}, {"stop", stop}};
+    const Reply r = post(c, "/v1/completions", req.dump());
+    REQUIRE(r.status == 200);
+    CHECK(r.body["choices"][0]["text"] == story.text.substr(0, cut));
+    CHECK(r.body["choices"][0]["finish_reason"] == "stop");
+    req["stream"] = true;
+    const Stream s = post_stream(c, "/v1/completions", req.dump());
+    CHECK(s.text == story.text.substr(0, cut));
+    CHECK(s.events.back()["choices"][0]["finish_reason"] == "stop");
+  }
+
+  // A seed makes sampled text reproducible.
+  const std::string seeded = R"({"prompt": "CHAPTER XII.", "max_tokens": 24, "temperature": 1.0, "seed": 1234})";
+  const Reply a = post(c, "/v1/completions", seeded);
+  const Reply b = post(c, "/v1/completions", seeded);
+  REQUIRE(a.status == 200);
+  CHECK(a.body["choices"][0]["text"] == b.body["choices"][0]["text"]);
+
+  // Two clients at once: both served (one after the other), each with its own text.
+  Reply first, second;
+  std::thread t1([&] {
+    httplib::Client c1 = server.client();
+    first = post(c1, "/v1/chat/completions", chat_body("Who is Emily?", 30, false));
+  });
+  std::thread t2([&] {
+    httplib::Client c2 = server.client();
+    second = post(c2, "/v1/completions", json({{"prompt", kStory}, {"temperature", 0}, {"max_tokens", 40}}).dump());
+  });
+  t1.join();
+  t2.join();
+  REQUIRE(first.status == 200);
+  REQUIRE(second.status == 200);
+  CHECK(first.body["choices"][0]["message"]["content"] ==
+        les_run(model, "--chat --temp 0 -n 30 -p 'Who is Emily?'").text);
+  CHECK(second.body["choices"][0]["text"] == story.text);
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("les serve: a client that disconnects stops its generation; the server goes on", "[cli][serve]") {
+  LES_REQUIRE_FIXTURE(model, kModel);
+  Server server(model, {"-c", "4096"});
+  httplib::Client c = server.client();
+  // 4000 tokens take seconds; the client leaves after its first events.
+  const std::string long_req =
+      R"({"prompt": "CHAPTER XII.", "temperature": 0, "max_tokens": 4000, "ignore_eos": true, "stream": true})";
+  post_stream(c, "/v1/completions", long_req, 600);
+  REQUIRE(server.child->wait_for_stderr("(stop: cancelled: the client went away)", 120));
+  const std::string& err = server.child->err();
+  const size_t p = err.find("generated ", err.find("#1 completion"));
+  REQUIRE(p != std::string::npos);
+  CHECK(std::stoi(err.substr(p + 10)) < 4000);
+
+  // The same for a whole (non-streamed) reply: the client gives up waiting.
+  {
+    httplib::Client impatient = server.client();
+    impatient.set_read_timeout(0, 300 * 1000);
+    auto r = impatient.Post("/v1/completions", R"({"prompt": "CHAPTER XII.", "max_tokens": 4000, "ignore_eos": true})",
+                            "application/json");
+    CHECK_FALSE(r);
+  }
+
+  // The next client is served (after the abandoned generation stopped).
+  httplib::Client next = server.client();
+  CHECK(get(next, "/health").status == 200);
+  const Reply r = post(next, "/v1/chat/completions", chat_body("Who is Emily?", 8, false));
+  CHECK(r.status == 200);
+  CHECK(r.body["usage"]["completion_tokens"].get<int>() > 0);
+  REQUIRE(server.child->wait_for_stderr("#3 chat", 120));
+  const std::string& log = server.child->err();
+  const size_t second = log.find("#2 completion");
+  REQUIRE(second != std::string::npos);
+  CHECK(log.substr(second, log.find('\n', second) - second).find("(stop: cancelled: the client went away)") !=
+        std::string::npos);
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("les serve: --api-key guards /v1/ routes", "[cli][serve]") {
+  LES_REQUIRE_FIXTURE(model, kModel);
+  Server server(model, {"--api-key", "s3cret"});
+  httplib::Client c = server.client();
+  const Reply none = get(c, "/v1/models");
+  CHECK(none.status == 401);
+  CHECK(none.body["error"]["type"] == "authentication_error");
+  CHECK(get(c, "/v1/models", {{"Authorization", "Bearer wrong"}}).status == 401);
+  CHECK(post(c, "/v1/chat/completions", chat_body("hi", 4, false)).status == 401);
+  CHECK(get(c, "/v1/models", {{"Authorization", "Bearer s3cret"}}).status == 200);
+  CHECK(post(c, "/v1/chat/completions", chat_body("hi", 4, false), {{"Authorization", "Bearer s3cret"}}).status == 200);
+  CHECK(get(c, "/health").status == 200);  // health checks need no key
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("les serve: bad requests get 4xx error objects and the server stays up", "[cli][serve]") {
+  LES_REQUIRE_FIXTURE(model, kModel);
+  Server server(model);
+  httplib::Client c = server.client();
+  const std::string user = R"("messages": [{"role": "user", "content": "hi"}])";
+  const std::vector<std::pair<std::string, std::string>> chat_cases = {
+      {"{not json", ""},
+      {"[1, 2]", ""},
+      {"{}", "messages"},
+      {R"({"messages": "hi"})", "messages"},
+      {R"({"messages": []})", "messages"},
+      {R"({"messages": [{"role": "wizard", "content": "hi"}]})", "messages[0].role"},
+      {R"({"messages": [{"role": 3, "content": "hi"}]})", "messages[0].role"},
+      {R"({"messages": [{"role": "user"}]})", "messages[0].content"},
+      {R"({"messages": [{"role": "user", "content": 5}]})", "messages[0].content"},
+      {R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})", "messages[0].content[0]"},
+      {"{" + user + R"(, "max_tokens": -1})", "max_tokens"},
+      {"{" + user + R"(, "max_tokens": 0})", "max_tokens"},
+      {"{" + user + R"(, "max_tokens": 1e300})", "max_tokens"},
+      {"{" + user + R"(, "max_tokens": 2.5})", "max_tokens"},
+      {"{" + user + R"(, "max_tokens": "10"})", "max_tokens"},
+      {"{" + user + R"(, "temperature": -1})", ""},
+      {"{" + user + R"(, "temperature": "hot"})", "temperature"},
+      {"{" + user + R"(, "top_p": 0})", ""},
+      {"{" + user + R"(, "top_k": -2})", "top_k"},
+      {"{" + user + R"(, "seed": "x"})", "seed"},
+      {"{" + user + R"(, "stop": 7})", "stop"},
+      {"{" + user + R"(, "stop": ["a", 1]})", "stop"},
+      {"{" + user + R"(, "stream": "yes"})", "stream"},
+      {"{" + user + R"(, "n": 3})", "n"},
+  };
+  for (const auto& [body, param] : chat_cases) {
+    INFO(body);
+    const Reply r = post(c, "/v1/chat/completions", body);
+    CHECK(r.status == 400);
+    CHECK(r.body["error"]["type"] == "invalid_request_error");
+    CHECK_FALSE(r.body["error"]["message"].get<std::string>().empty());
+    if (!param.empty()) CHECK(r.body["error"]["param"] == param);
+  }
+  // Completions: a missing or malformed prompt, token ids out of range, a prompt beyond n_ctx (256).
+  for (const std::string body : {R"({})", R"({"prompt": 5})", R"({"prompt": ["a", "b"]})", R"({"prompt": [1, -2]})",
+                                 R"({"prompt": [1, 99999999]})", R"({"prompt": []})"}) {
+    INFO(body);
+    CHECK(post(c, "/v1/completions", body).status == 400);
+  }
+  std::string long_prompt;
+  for (int i = 0; i < 400; ++i) long_prompt += "the castle ";
+  const Reply full = post(c, "/v1/completions", json({{"prompt", long_prompt}}).dump());
+  CHECK(full.status == 400);
+  CHECK(full.body["error"]["code"] == "context_length_exceeded");
+  // A prompt that fits but leaves little room: generation ends at the full context, "length".
+  std::string fits;
+  for (int i = 0; i < 100; ++i) fits += "the castle ";
+  const Reply room = post(c, "/v1/completions",
+                          json({{"prompt", fits}, {"max_tokens", 1000}, {"ignore_eos", true}, {"temperature", 0}}).dump());
+  REQUIRE(room.status == 200);
+  CHECK(room.body["choices"][0]["finish_reason"] == "length");
+  // The last token is sampled from the last position's logits and delivered,
+  // though the KV cache has no room left to hold it.
+  CHECK(room.body["usage"]["total_tokens"] == 257);
+  // A body over the limit (8 MiB), an unknown route.
+  const Reply big = post(c, "/v1/completions", std::string(9u << 20, 'a'));
+  CHECK(big.status == 413);
+  CHECK(big.body["error"]["type"] == "invalid_request_error");
+  const Reply missing = get(c, "/v1/engines");
+  CHECK(missing.status == 404);
+  CHECK(missing.body["error"]["type"] == "not_found_error");
+  // Still serving.
+  CHECK(post(c, "/v1/chat/completions", chat_body("hi", 4, false)).status == 200);
+  CHECK(server.stop() == 0);
+}
+
+TEST_CASE("les serve: SIGTERM or SIGINT stops it cleanly, also mid-generation; a port in use is an error",
+          "[cli][serve]") {
+  LES_REQUIRE_FIXTURE(model, kModel);
+  {
+    Server server(model);
+    server.child->signal(SIGINT);
+    REQUIRE(server.child->wait(60));
+    CHECK(server.child->exit_code() == 0);
+    CHECK(server.child->err().find("les serve: stopped") != std::string::npos);
+  }
+  Server server(model, {"-c", "4096"});
+  {
+    // A second server on the same port cannot bind.
+    const les::test::RunResult busy =
+        les::test::run_les("serve -m " + les::test::sh_quote(model) + " --port " + std::to_string(server.port));
+    CHECK(busy.exit_code == 1);
+    CHECK(busy.err.find("cannot listen on 127.0.0.1:" + std::to_string(server.port)) != std::string::npos);
+  }
+  Stream s;
+  std::atomic<bool> started{false};
+  std::thread client([&] {
+    httplib::Client c = server.client();
+    s = post_stream(c, "/v1/completions",
+                    R"({"prompt": "CHAPTER XII.", "temperature": 0, "max_tokens": 4000, "ignore_eos": true, "stream": true})",
+                    0, &started);
+  });
+  for (int i = 0; i < 6000 && !started.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(started.load());
+  CHECK(server.stop() == 0);
+  client.join();
+  const std::string& err = server.child->err();
+  CHECK(err.find("stopping") != std::string::npos);
+  CHECK(err.find("(stop: cancelled: the server is stopping)") != std::string::npos);
+  CHECK(err.find("les serve: stopped") != std::string::npos);
+  // The stream ends with an error event, then [DONE].
+  REQUIRE_FALSE(s.events.empty());
+  CHECK(s.events.back()["error"]["type"] == "unavailable_error");
+  CHECK(s.done);
+}

@@ -1,0 +1,210 @@
+// See serve_engine.h.
+#include "les/serve_engine.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "les/chat_prompt.h"
+#include "les/prompt_reuse.h"
+#include "les/text_input.h"
+
+namespace les::tool {
+namespace {
+
+// The request's sampling over the server's defaults.
+SamplingOptions merged_sampling(const SamplingOptions& defaults, const CompletionRequest& r) {
+  SamplingOptions s = defaults;
+  if (r.max_tokens) s.n_predict = *r.max_tokens;
+  if (r.temperature) s.sp.temperature = *r.temperature;
+  if (r.top_p) s.sp.top_p = *r.top_p;
+  if (r.min_p) s.sp.min_p = *r.min_p;
+  if (r.top_k) s.sp.top_k = *r.top_k;
+  if (r.presence_penalty) s.sp.presence_penalty = *r.presence_penalty;
+  if (r.frequency_penalty) s.sp.frequency_penalty = *r.frequency_penalty;
+  if (r.repeat_penalty) s.sp.repeat_penalty = *r.repeat_penalty;
+  if (r.ignore_eos) s.ignore_eos = *r.ignore_eos;
+  if (r.seed) s.sp.seed = *r.seed < 0 ? LES_SEED_RANDOM : static_cast<uint64_t>(*r.seed);
+  s.stop.insert(s.stop.end(), r.stop.begin(), r.stop.end());
+  return s;
+}
+
+const char* finish_reason(les_stop_reason r) {
+  return r == LES_STOP_EOS || r == LES_STOP_STOP_STRING ? "stop" : "length";
+}
+
+struct CallbackState {
+  const std::function<bool(std::string_view)>* emit;
+  const std::atomic<bool>* stop_flag;
+  bool client_gone = false;
+  bool stopped_by_server = false;
+};
+
+bool on_token(les_token /*token*/, const char* piece, size_t len, void* user_data) {
+  auto* s = static_cast<CallbackState*>(user_data);
+  if (s->stop_flag->load()) {
+    s->stopped_by_server = true;
+    return false;
+  }
+  if (!(*s->emit)(valid_utf8(std::string_view(piece, len)))) {
+    s->client_gone = true;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Engine::Engine(les_model* model, les_context* ctx, EngineSettings settings)
+    : model_(model), ctx_(ctx), settings_(std::move(settings)) {
+  n_ctx_ = les_context_n_ctx(ctx_);
+  n_vocab_ = les_model_n_vocab(model_);
+}
+
+bool Engine::prepare(const CompletionRequest& r, GenerationJob* job, RequestError* error,
+                     std::string* error_code) const {
+  job->endpoint = r.endpoint;
+  job->sampling = merged_sampling(settings_.sampling, r);
+  job->sampling.sp.penalty_last_n = job->sampling.repeat_last_n;
+  if (Status s = validate(job->sampling.sp); !s.ok()) {
+    *error = {s.message(), ""};
+    return false;
+  }
+  if (r.endpoint == Endpoint::kChat) {
+    std::string text, message;
+    if (render_chat_text(model_, settings_.chat_template, r.messages, true, &text, &message) != LES_OK) {
+      *error = {"messages: " + message, "messages"};
+      return false;
+    }
+    les_status st = LES_OK;
+    job->ids = tokenize_prompt(model_, text, true, &st);
+    if (st != LES_OK) {
+      *error = {std::string("tokenizing the conversation: ") + les_last_error(), "messages"};
+      return false;
+    }
+  } else if (r.prompt_is_ids) {
+    job->ids = r.prompt_ids;
+    for (les_token id : job->ids)
+      if (id >= n_vocab_) {
+        *error = {"prompt: token id " + std::to_string(id) + " is out of range (the vocabulary has " +
+                      std::to_string(n_vocab_) + " tokens)",
+                  "prompt"};
+        return false;
+      }
+  } else {
+    les_status st = LES_OK;
+    job->ids = tokenize_prompt(model_, r.prompt, true, &st);
+    if (st != LES_OK) {
+      *error = {std::string("tokenizing the prompt: ") + les_last_error(), "prompt"};
+      return false;
+    }
+  }
+  if (job->ids.empty()) {
+    *error = {"the prompt is empty (no tokens)", r.endpoint == Endpoint::kChat ? "messages" : "prompt"};
+    return false;
+  }
+  if (static_cast<int64_t>(job->ids.size()) >= n_ctx_) {
+    *error = {"the prompt is " + std::to_string(job->ids.size()) + " tokens; the context holds " +
+                  std::to_string(n_ctx_) + " (les serve -c) including at least one generated token",
+              r.endpoint == Endpoint::kChat ? "messages" : "prompt"};
+    *error_code = "context_length_exceeded";
+    return false;
+  }
+  return true;
+}
+
+bool Engine::wait_turn(uint64_t ticket, const std::function<bool()>& alive, GenerationOutcome* out) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (serving_ != ticket) {
+    if (stopping_ || !alive()) {
+      out->shutting_down = stopping_;
+      out->client_gone = !stopping_;
+      abandoned_.insert(ticket);
+      return false;
+    }
+    cv_.wait_for(lock, std::chrono::milliseconds(50));
+  }
+  if (stopping_) {
+    out->shutting_down = true;
+    lock.unlock();
+    end_turn();
+    return false;
+  }
+  return true;
+}
+
+void Engine::end_turn() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++serving_;
+    while (abandoned_.erase(serving_) > 0) ++serving_;
+  }
+  cv_.notify_all();
+}
+
+GenerationOutcome Engine::generate(const GenerationJob& job, const std::function<bool()>& alive,
+                                   const std::function<void()>& on_start,
+                                   const std::function<bool(std::string_view)>& emit) {
+  GenerationOutcome out;
+  uint64_t ticket = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ticket = next_ticket_++;
+  }
+  if (!wait_turn(ticket, alive, &out)) return out;
+  on_start();
+  out = run(job, emit);
+  end_turn();
+  return out;
+}
+
+GenerationOutcome Engine::run(const GenerationJob& job, const std::function<bool(std::string_view)>& emit) {
+  GenerationOutcome out;
+  const uint64_t n = ++n_requests_;
+  out.reused = reuse_prefix(ctx_, job.ids);
+  std::vector<const char*> stops;  // point into job.sampling.stop
+  les_generate_params gp = generate_params(job.sampling, stops);
+  apply_speculative_options(settings_.speculative, settings_.draft, gp);
+  gp.prompt_tokens = job.ids.data() + out.reused;
+  gp.n_prompt_tokens = static_cast<int32_t>(job.ids.size()) - out.reused;
+  CallbackState cb{&emit, &stop_flag_};
+  const les_status st = les_generate(ctx_, nullptr, &gp, on_token, &cb);
+  les_generate_stats stats{};
+  stats.struct_size = sizeof stats;
+  les_context_generate_stats(ctx_, &stats);
+  out.usage = {static_cast<int32_t>(job.ids.size()), stats.n_generated};
+  const char* kind = job.endpoint == Endpoint::kChat ? "chat" : "completion";
+  if (st != LES_OK && st != LES_ERR_CANCELLED && !(st == LES_ERR_CONTEXT_FULL && stats.stop_reason == LES_STOP_CONTEXT_FULL)) {
+    out.status = st;
+    out.error = les_context_last_error(ctx_);
+    les_context_reset(ctx_);  // start the next request from a clean state
+    std::fprintf(stderr, "les serve: #%llu %s: generation failed: %s: %s\n", static_cast<unsigned long long>(n), kind,
+                 les_status_name(st), out.error.c_str());
+    return out;
+  }
+  out.client_gone = cb.client_gone;
+  out.shutting_down = cb.stopped_by_server;
+  if (st == LES_ERR_CANCELLED && !out.client_gone) out.shutting_down = true;  // les_context_cancel at shutdown
+  if (!out.client_gone && !out.shutting_down) out.finish_reason = finish_reason(stats.stop_reason);
+  const char* why = out.client_gone ? "cancelled: the client went away"
+                    : out.shutting_down ? "cancelled: the server is stopping"
+                                        : les_stop_reason_name(stats.stop_reason);
+  std::fprintf(stderr,
+               "les serve: #%llu %s: prompt %zu tokens (%d reused), generated %d (stop: %s), prefill %.2f tok/s, "
+               "decode %.2f tok/s, seed %llu\n",
+               static_cast<unsigned long long>(n), kind, job.ids.size(), out.reused, stats.n_generated, why,
+               stats.prefill_tokens_per_second, stats.decode_tokens_per_second,
+               static_cast<unsigned long long>(stats.seed));
+  return out;
+}
+
+void Engine::shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  stop_flag_.store(true);
+  les_context_cancel(ctx_);  // a long prompt stops at its next token too
+  cv_.notify_all();
+}
+
+}  // namespace les::tool

@@ -1,0 +1,24 @@
+// `les-serve`: the executable behind `les serve` (serve_launcher.h says why
+// it is separate). `les-serve ARGS` is `les serve ARGS` (cmd_serve.cpp).
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "les/cli_values.h"
+#include "les/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"les serve: an OpenAI-compatible HTTP server", "les"};
+  app.require_subcommand(1);
+  les::tool::ToolState state;
+  les::tool::register_serve(app, state);
+  les::tool::refuse_empty_values_take_last(app);
+  std::vector<char*> args = {argv[0], const_cast<char*>("serve")};
+  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  try {
+    app.parse(static_cast<int>(args.size()), args.data());
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // as `les`: --help exits 0, every other parse error is a usage error
+  }
+  return state.exit_code;
+}

@@ -1,0 +1,206 @@
+// See serve_request.h.
+#include "les/serve_request.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace les::tool {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxStops = 16;
+
+// A request field that cannot be accepted; thrown inside this file only and
+// caught by parse_completion_request().
+struct Refusal {
+  RequestError error;
+};
+
+[[noreturn]] void refuse(const std::string& param, const std::string& message) { throw Refusal{{message, param}}; }
+
+const char* type_name(const json& v) { return v.type_name(); }
+
+// The field, or nullptr when absent or null.
+const json* field(const json& body, const char* key) {
+  auto it = body.find(key);
+  return it == body.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::optional<float> number(const json& body, const char* key) {
+  const json* v = field(body, key);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_number()) refuse(key, std::string(key) + " must be a number, got " + type_name(*v));
+  const double d = v->get<double>();
+  // Finite but beyond float's range becomes inf, which the sampler's check names.
+  return static_cast<float>(std::clamp(d, -1e38, 1e38));
+}
+
+// An integer in [lo, hi]; a number with a fraction, or out of range, is refused.
+std::optional<int64_t> integer(const json& body, const char* key, int64_t lo, int64_t hi, const char* range) {
+  const json* v = field(body, key);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_number()) refuse(key, std::string(key) + " must be an integer, got " + type_name(*v));
+  if (v->is_number_float()) {
+    const double d = v->get<double>();
+    if (!(d == std::floor(d)) || d < static_cast<double>(lo) || d > static_cast<double>(hi))
+      refuse(key, std::string(key) + " must be an integer " + range + ", got " + v->dump());
+    return static_cast<int64_t>(d);
+  }
+  if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(hi))
+    refuse(key, std::string(key) + " must be an integer " + range + ", got " + v->dump());
+  const int64_t i = v->get<int64_t>();
+  if (i < lo || i > hi) refuse(key, std::string(key) + " must be an integer " + range + ", got " + v->dump());
+  return i;
+}
+
+std::optional<bool> boolean(const json& body, const char* key) {
+  const json* v = field(body, key);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_boolean()) refuse(key, std::string(key) + " must be a boolean, got " + type_name(*v));
+  return v->get<bool>();
+}
+
+// A message's content: a string, null (an assistant turn that only called
+// tools), or text parts.
+std::string message_content(const json& msg, size_t i) {
+  const std::string param = "messages[" + std::to_string(i) + "].content";
+  auto it = msg.find("content");
+  if (it == msg.end()) refuse(param, param + " is missing");
+  if (it->is_null()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  if (!it->is_array()) refuse(param, param + " must be a string or an array of text parts, got " + type_name(*it));
+  std::string text;
+  for (size_t k = 0; k < it->size(); ++k) {
+    const json& part = (*it)[k];
+    const std::string p = param + "[" + std::to_string(k) + "]";
+    if (!part.is_object()) refuse(p, p + " must be an object {\"type\": \"text\", \"text\": ...}");
+    auto type = part.find("type");
+    if (type == part.end() || !type->is_string()) refuse(p, p + ".type must be a string");
+    if (*type != "text")
+      refuse(p, p + ": content parts of type " + type->dump() + " are not supported (this server reads text only)");
+    auto t = part.find("text");
+    if (t == part.end() || !t->is_string()) refuse(p, p + ".text must be a string");
+    text += t->get<std::string>();
+  }
+  return text;
+}
+
+std::vector<ChatTurn> messages(const json& body) {
+  const json* v = field(body, "messages");
+  if (v == nullptr) refuse("messages", "messages is missing (an array of {\"role\", \"content\"} objects)");
+  if (!v->is_array()) refuse("messages", std::string("messages must be an array, got ") + type_name(*v));
+  if (v->empty()) refuse("messages", "messages must not be empty");
+  std::vector<ChatTurn> turns;
+  for (size_t i = 0; i < v->size(); ++i) {
+    const json& msg = (*v)[i];
+    const std::string param = "messages[" + std::to_string(i) + "]";
+    if (!msg.is_object()) refuse(param, param + " must be an object, got " + type_name(msg));
+    auto role = msg.find("role");
+    if (role == msg.end() || !role->is_string()) refuse(param + ".role", param + ".role must be a string");
+    std::string r = role->get<std::string>();
+    if (r == "developer") r = "system";  // OpenAI's newer name for the system message
+    if (r != "system" && r != "user" && r != "assistant")
+      refuse(param + ".role",
+             param + ".role " + role->dump() + " is not supported (system, developer, user or assistant)");
+    turns.push_back({r, message_content(msg, i)});
+  }
+  return turns;
+}
+
+void prompt(const json& body, CompletionRequest& r) {
+  const json* v = field(body, "prompt");
+  if (v == nullptr) refuse("prompt", "prompt is missing (a string)");
+  if (v->is_string()) {
+    r.prompt = v->get<std::string>();
+    return;
+  }
+  if (!v->is_array()) refuse("prompt", std::string("prompt must be a string, got ") + type_name(*v));
+  if (v->size() == 1 && (*v)[0].is_string()) {
+    r.prompt = (*v)[0].get<std::string>();
+    return;
+  }
+  if (!v->empty() && (*v)[0].is_string()) refuse("prompt", "one prompt per request (got an array of several)");
+  for (const json& id : *v) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > std::numeric_limits<int32_t>::max())
+      refuse("prompt", "prompt must be a string or an array of token ids (integers >= 0), got an element " + id.dump());
+    r.prompt_ids.push_back(static_cast<les_token>(id.get<int64_t>()));
+  }
+  if (r.prompt_ids.empty()) refuse("prompt", "prompt must not be empty");
+  r.prompt_is_ids = true;
+}
+
+std::vector<std::string> stops(const json& body) {
+  const json* v = field(body, "stop");
+  std::vector<std::string> out;
+  if (v == nullptr) return out;
+  if (v->is_string()) {
+    if (!v->get<std::string>().empty()) out.push_back(v->get<std::string>());
+    return out;
+  }
+  if (!v->is_array()) refuse("stop", std::string("stop must be a string or an array of strings, got ") + type_name(*v));
+  if (v->size() > kMaxStops)
+    refuse("stop", "stop holds " + std::to_string(v->size()) + " strings; at most " + std::to_string(kMaxStops));
+  for (const json& s : *v) {
+    if (!s.is_string()) refuse("stop", std::string("stop must be an array of strings, got an element ") + s.dump());
+    if (!s.get<std::string>().empty()) out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+CompletionRequest parse(const json& body, Endpoint endpoint) {
+  if (!body.is_object()) refuse("", std::string("the request body must be a JSON object, got ") + type_name(body));
+  CompletionRequest r;
+  r.endpoint = endpoint;
+  if (endpoint == Endpoint::kChat)
+    r.messages = messages(body);
+  else
+    prompt(body, r);
+  constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+  auto max_tokens = integer(body, "max_tokens", 1, kInt32Max, ">= 1");
+  if (!max_tokens) max_tokens = integer(body, "max_completion_tokens", 1, kInt32Max, ">= 1");
+  if (max_tokens) r.max_tokens = static_cast<int32_t>(*max_tokens);
+  r.temperature = number(body, "temperature");
+  r.top_p = number(body, "top_p");
+  r.min_p = number(body, "min_p");
+  r.presence_penalty = number(body, "presence_penalty");
+  r.frequency_penalty = number(body, "frequency_penalty");
+  r.repeat_penalty = number(body, "repeat_penalty");
+  if (auto k = integer(body, "top_k", 0, kInt32Max, ">= 0")) r.top_k = static_cast<int32_t>(*k);
+  r.seed = integer(body, "seed", std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
+                   "(< 0 = random)");
+  r.stop = stops(body);
+  r.ignore_eos = boolean(body, "ignore_eos");
+  r.stream = boolean(body, "stream").value_or(false);
+  if (auto n = integer(body, "n", 1, 1, "equal to 1 (one choice per request)")) (void)n;
+  if (const json* so = field(body, "stream_options")) {
+    if (!so->is_object()) refuse("stream_options", std::string("stream_options must be an object, got ") + type_name(*so));
+    r.include_usage = boolean(*so, "include_usage").value_or(false);
+  }
+  return r;
+}
+
+}  // namespace
+
+std::optional<CompletionRequest> parse_completion_request(const std::string& body, Endpoint endpoint,
+                                                          RequestError* error) {
+  json j;
+  try {
+    j = json::parse(body);
+  } catch (const json::exception& e) {
+    *error = {std::string("the request body is not valid JSON: ") + e.what(), ""};
+    return std::nullopt;
+  }
+  try {
+    return parse(j, endpoint);
+  } catch (const Refusal& r) {
+    *error = r.error;
+  } catch (const json::exception& e) {  // a conversion this file did not foresee: still the client's request
+    *error = {std::string("the request could not be read: ") + e.what(), ""};
+  }
+  return std::nullopt;
+}
+
+}  // namespace les::tool

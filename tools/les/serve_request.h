@@ -1,0 +1,65 @@
+// `les serve`: an OpenAI API request body (/v1/chat/completions,
+// /v1/completions) read into a CompletionRequest, every field checked.
+//
+// Accepted fields (others, such as `model`, `user` or `logprobs`, are
+// ignored; a null value counts as absent):
+//   messages (chat)    non-empty array of {role, content}; role system,
+//                      developer (= system), user or assistant; content a
+//                      string, null, or an array of {type: "text", text}
+//   prompt (completions) a string, an array of one string, or an array of
+//                      token ids
+//   max_tokens / max_completion_tokens  integer >= 1 (absent: the server's -n)
+//   temperature, top_p, min_p, presence_penalty, frequency_penalty,
+//   repeat_penalty  numbers; top_k an integer >= 0; seed an integer (< 0 =
+//   random); stop a string or an array of at most 16 strings (empty ones
+//   ignored); stream a boolean; stream_options.include_usage a boolean;
+//   ignore_eos a boolean (llama.cpp's extension); n must be 1.
+// Ranges the sampler checks (top_p in (0, 1], ...) are checked when the
+// request is merged with the server's defaults (serve_engine.h).
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <les/les.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "les/chat_prompt.h"
+
+namespace les::tool {
+
+enum class Endpoint { kChat, kCompletion };
+
+struct CompletionRequest {
+  Endpoint endpoint = Endpoint::kChat;
+  std::vector<ChatTurn> messages;      // kChat
+  std::string prompt;                  // kCompletion, as text
+  std::vector<les_token> prompt_ids;   // kCompletion, given as token ids (then `prompt` is empty)
+  bool prompt_is_ids = false;
+  std::optional<int32_t> max_tokens;   // >= 1
+  std::optional<float> temperature, top_p, min_p, presence_penalty, frequency_penalty, repeat_penalty;
+  std::optional<int32_t> top_k;
+  std::optional<int64_t> seed;         // < 0: random
+  std::vector<std::string> stop;       // non-empty strings
+  std::optional<bool> ignore_eos;
+  bool stream = false;
+  bool include_usage = false;          // stream_options.include_usage: a last chunk with usage
+};
+
+// A request that cannot be served as sent: the message for the client and
+// the field it names ("" when none), for the OpenAI error object.
+struct RequestError {
+  std::string message;
+  std::string param;
+};
+
+// Parses and checks `body` (JSON) for `endpoint`. Returns the request, or
+// fills *error (invalid JSON with the parser's position, a missing field, a
+// wrong type, a value out of range, an unknown role) and returns nullopt.
+std::optional<CompletionRequest> parse_completion_request(const std::string& body, Endpoint endpoint,
+                                                          RequestError* error);
+
+}  // namespace les::tool
