@@ -247,8 +247,19 @@ les_status les_context_reset(les_context* ctx) {
 les_status les_context_trim(les_context* ctx, int32_t n_keep) {
   return guarded("les_context_trim", [&]() -> les_status {
     if (ctx == nullptr) return fail(les::invalid_argument_error("les_context_trim: ctx is NULL"));
-    les::Status s = ctx->ctx->trim(n_keep);
+    les::Context& c = *ctx->ctx;
+    les::Status s = c.trim(n_keep);
     if (!s.ok()) return fail(s, &ctx->last_error);
+    // The kept last token becomes pending when its logits went with the trim,
+    // so the next decode re-evaluates it and les_generate(ctx, "") continues.
+    // A recurrent state cannot go back one position: it stays without logits.
+    if (n_keep > 0 && !c.has_logits() && c.pending() < 0) {
+      const int32_t last = c.tokens()[static_cast<size_t>(n_keep) - 1];
+      if (c.trim(n_keep - 1).ok()) {
+        s = c.set_pending(last);
+        if (!s.ok()) return fail(s, &ctx->last_error);
+      }
+    }
     return LES_OK;
   });
 }

@@ -140,9 +140,15 @@ les_status les_generate(les_context* ctx, const char* prompt, const les_generate
         if (stats->stop_reason == les::StopReason::cancelled)
           return err(les::cancelled_error("les_generate: the token callback returned false after " +
                                           std::to_string(stats->n_generated) + " generated tokens"));
-        if (stats->stop_reason == les::StopReason::context_full)
-          return err(les::context_full_error("les_generate: the context is full after " +
-                                             std::to_string(stats->n_generated) + " generated tokens"));
+        if (stats->stop_reason == les::StopReason::context_full) {
+          // The last delivered token had no position left: it was not kept.
+          const int32_t n = stats->n_generated;
+          return err(les::context_full_error(
+              "les_generate: the context is full (n_ctx " + std::to_string(ctx->ctx->n_ctx()) + "): " +
+              std::to_string(n) + (n == 1 ? " token" : " tokens") + " generated, " +
+              (n == 1 ? "not kept" : "the last not kept") +
+              " (no position left); les_context_trim or les_context_reset makes room"));
+        }
         return LES_OK;
       },
       &ctx->last_error);

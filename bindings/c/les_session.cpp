@@ -107,7 +107,7 @@ les_status les_context_state_load(les_context* ctx, const void* buf, size_t size
       "les_context_state_load",
       [&]() -> les_status {
         ctx->last_error.clear();
-        if (buf == nullptr && size > 0)
+        if (buf == nullptr)
           return fail(les::invalid_argument_error("les_context_state_load: buf is NULL"), &ctx->last_error);
         les::Status s = ctx->ctx->load_state(std::span<const uint8_t>(static_cast<const uint8_t*>(buf), size));
         if (!s.ok()) return fail(s, &ctx->last_error);

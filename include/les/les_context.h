@@ -59,7 +59,7 @@ typedef struct les_context_params {
                                     > 0 = experts are streamed from the file into this context's expert
                                     cache of this many bytes (cache slots, read buffers and scratch
                                     together); les_context_create() refuses a budget below the minimum
-                                    (one layer's selected experts plus buffers) with
+                                    (one expert slot plus the scheduler's scratch) with
                                     LES_ERR_INVALID_ARGUMENT naming that minimum. Either expert file
                                     layout (GGUF's or `les repack`'s) is recognised from the file. A
                                     model without routed experts has nothing to stream: it runs
@@ -205,7 +205,12 @@ LES_API les_status les_context_reset(les_context *ctx);
 
 /* Keeps the first n_keep tokens of the context (les_context_tokens' order;
  * the pending token, if any, counts last) and drops the rest (for rollback,
- * conversation editing). Errors: LES_ERR_INVALID_ARGUMENT for n_keep < 0 or
+ * conversation editing). When the logits of the last kept token are gone
+ * with the trim, that token becomes pending: it stays in the context
+ * (les_context_n_past and les_context_tokens are unchanged by this) and the
+ * next decode evaluates it again, so les_generate(ctx, "", ...) continues
+ * from it ("trim and regenerate") and les_context_logits() is NULL until
+ * then. Errors: LES_ERR_INVALID_ARGUMENT for n_keep < 0 or
  * > les_context_n_past, and, for a model with a recurrent (linear-attention)
  * state such as qwen35moe, any n_keep other than 0 or the positions already
  * evaluated (that state cannot be unwound: reset and decode again); nothing

@@ -57,7 +57,9 @@ Result<GenerateStats> generate_from_ids(Context& ctx, const Tokenizer& tokenizer
   if (prompt_tokens.empty() && !has_pending && !ctx.has_logits())
     return invalid_argument_error(fresh ? "generate: the prompt is empty and the vocabulary adds no BOS token"
                                         : "generate: the prompt is empty and the context has no logits to continue "
-                                          "from");
+                                          "from (a restored state keeps none): give a prompt, or call "
+                                          "les_context_trim(ctx, les_context_n_past(ctx)) to have the last token "
+                                          "evaluated again");
   st.n_prompt_tokens = static_cast<int32_t>(prompt_tokens.size());
   if (ctx.n_tokens() + st.n_prompt_tokens > ctx.n_ctx())
     return context_full_error("generate: the prompt has " + std::to_string(st.n_prompt_tokens) +

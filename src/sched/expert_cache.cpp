@@ -114,10 +114,11 @@ Status ExpertCache::set_budget(size_t budget_bytes) {
   if (budget_bytes < min)
     return invalid_argument_error("memory budget " + std::to_string(budget_bytes) + " bytes (" + mib(budget_bytes) +
                                   ") is below the minimum " + std::to_string(min) + " bytes (" + mib(min) +
-                                  "): " + std::to_string(p_.min_slots) + " expert slots of " +
-                                  std::to_string(p_.slot_bytes) + " bytes (one layer's selected experts, read "
-                                  "in place with O_DIRECT padding) + " + std::to_string(p_.reserved_bytes) +
-                                  " bytes of scheduler scratch");
+                                  "): " + std::to_string(p_.min_slots) +
+                                  (p_.min_slots == 1 ? " expert slot" : " expert slots") + " of " +
+                                  std::to_string(p_.slot_bytes) +
+                                  " bytes (one expert each, read in place with O_DIRECT padding) + " +
+                                  std::to_string(p_.reserved_bytes) + " bytes of scheduler scratch");
   budget_ = budget_bytes;
   if (!p_.backed) {
     n_slots_ = capacity_;

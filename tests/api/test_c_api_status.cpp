@@ -69,6 +69,27 @@ TEST_CASE("C API status: a prompt that does not fit is LES_ERR_CONTEXT_FULL, as 
   CHECK(les_context_n_past(l.ctx) == 5);
 }
 
+TEST_CASE("C API status: generating into a full context says what was kept", "[api]") {
+  LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
+  Loaded l;
+  REQUIRE(load(path, l, 16));
+  les_generate_params gp = les::test::greedy_params(64);
+  gp.ignore_eos = true;
+  Count c;
+  CHECK(les_generate(l.ctx, kPrompt, &gp, count, &c) == LES_ERR_CONTEXT_FULL);
+  CHECK(last_stop(l.ctx) == LES_STOP_CONTEXT_FULL);
+  CHECK(les_context_n_past(l.ctx) == 16);
+  INFO(les_context_last_error(l.ctx));
+  CHECK(has(les_context_last_error(l.ctx), "the context is full (n_ctx 16): "));
+  CHECK(has(les_context_last_error(l.ctx), " tokens generated, the last not kept (no position left)"));
+  // Already full: one token is sampled from the logits and delivered, but none is kept.
+  Count d;
+  CHECK(les_generate(l.ctx, "", &gp, count, &d) == LES_ERR_CONTEXT_FULL);
+  CHECK(d.n == 1);
+  CHECK(les_context_n_past(l.ctx) == 16);
+  CHECK(has(les_context_last_error(l.ctx), "1 token generated, not kept (no position left)"));
+}
+
 TEST_CASE("C API status: the context's last error follows streaming calls that fail on it", "[api][stream]") {
   LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
   Loaded l;

@@ -52,6 +52,19 @@ std::vector<les_token> generate(les_context* ctx, const char* prompt, int32_t n,
   return ids;
 }
 
+// Greedy generation of n tokens after the prompt ids (given directly).
+std::vector<les_token> generate_after(les_context* ctx, const les_token* ids, int32_t n_ids, int32_t n) {
+  les_generate_params gp = les_generate_default_params();
+  gp.n_predict = n;
+  gp.ignore_eos = true;
+  gp.sampler.temperature = 0.0f;
+  gp.prompt_tokens = ids;
+  gp.n_prompt_tokens = n_ids;
+  std::vector<les_token> out;
+  REQUIRE(les_generate(ctx, nullptr, &gp, collect_ids, &out) == LES_OK);
+  return out;
+}
+
 std::vector<les_token> tokenize(const les_model* m, const std::string& text, bool add_special) {
   std::vector<les_token> ids(text.size() + 8);
   int32_t n = 0;
@@ -104,15 +117,7 @@ TEST_CASE("session: a second generate continues the first, as one long generatio
   open(path, b);
   std::vector<les_token> all = expect;
   all.insert(all.end(), t2.begin(), t2.end());
-  les_generate_params gp = les_generate_default_params();
-  gp.n_predict = 8;
-  gp.ignore_eos = true;
-  gp.sampler.temperature = 0.0f;
-  gp.prompt_tokens = all.data();
-  gp.n_prompt_tokens = static_cast<int32_t>(all.size());
-  std::vector<les_token> one;
-  REQUIRE(les_generate(b.ctx, nullptr, &gp, collect_ids, &one) == LES_OK);
-  CHECK(one == g2);
+  CHECK(generate_after(b.ctx, all.data(), static_cast<int32_t>(all.size()), 8) == g2);
   CHECK(context_tokens(b.ctx) == context_tokens(a.ctx));
 
   // generate(P, 8) + generate("", 8) == generate(P, 16).
@@ -249,6 +254,56 @@ TEST_CASE("sampler: standalone use, seeds reproducible, default seed random and 
   CHECK(st.seed == 7);
 }
 
+TEST_CASE("session: after a trim, les_generate(ctx, \"\") continues from the last kept token", "[api][session]") {
+  LES_REQUIRE_FIXTURE(path, kTrained);
+  Session a, b, c, d;
+  open(path, a);
+  for (Session* s : {&b, &c, &d}) {
+    s->model = a.model;
+    s->own_model = false;
+    open(path, *s);
+  }
+  generate(a.ctx, "The castle stood upon a rock, and the", 12);
+  const auto held = context_tokens(a.ctx);
+  const int32_t keep = static_cast<int32_t>(held.size()) - 5;  // drop the last 5, logits of the kept end gone
+  REQUIRE(les_context_trim(a.ctx, keep) == LES_OK);
+  CHECK(les_context_n_past(a.ctx) == keep);
+  CHECK(context_tokens(a.ctx) == std::vector<les_token>(held.begin(), held.begin() + keep));
+  CHECK(les_context_logits(a.ctx) == nullptr);  // the last kept token is pending, evaluated by the next decode
+  const auto state = save(a.ctx);               // a trimmed context's state continues too (below)
+  const auto cont = generate(a.ctx, "", 6);
+
+  // The same as one generation over the kept tokens.
+  CHECK(cont == generate_after(b.ctx, held.data(), keep, 6));
+  CHECK(context_tokens(a.ctx) == context_tokens(b.ctx));
+
+  // Restored from the trimmed state: the same continuation.
+  REQUIRE(les_context_state_load(c.ctx, state.data(), state.size()) == LES_OK);
+  CHECK(generate(c.ctx, "", 6) == cont);
+  // les_context_decode after a trim evaluates the pending token first: its logits equal b's.
+  REQUIRE(les_context_trim(c.ctx, keep) == LES_OK);
+  const les_token next = held[static_cast<size_t>(keep)];
+  REQUIRE(les_context_decode(c.ctx, &next, 1) == LES_OK);
+  CHECK(les_context_n_past(c.ctx) == keep + 1);
+  // Trimming everything leaves nothing pending.
+  REQUIRE(les_context_trim(c.ctx, 0) == LES_OK);
+  CHECK(les_context_n_past(c.ctx) == 0);
+
+  // A state saved after les_context_decode holds no logits and no pending token: generate("")
+  // says what to do, and les_context_trim(ctx, n_past) makes the last token pending again.
+  REQUIRE(les_context_decode(c.ctx, held.data(), keep) == LES_OK);
+  const auto decoded = save(c.ctx);
+  REQUIRE(les_context_state_load(d.ctx, decoded.data(), decoded.size()) == LES_OK);
+  les_generate_params gq = les_generate_default_params();
+  gq.n_predict = 6;
+  CHECK(les_generate(d.ctx, "", &gq, nullptr, nullptr) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(les_context_last_error(d.ctx)).find("les_context_trim(ctx, les_context_n_past(ctx))") !=
+        std::string::npos);
+  REQUIRE(les_context_trim(d.ctx, les_context_n_past(d.ctx)) == LES_OK);
+  CHECK(les_context_n_past(d.ctx) == keep);
+  CHECK(generate(d.ctx, "", 6) == cont);
+}
+
 TEST_CASE("state: save, restore into a fresh context, continue = the same tokens", "[api][session]") {
   LES_REQUIRE_FIXTURE(path, kTrained);
   Session a;
@@ -309,8 +364,15 @@ TEST_CASE("state: mismatches and damage are refused by name, the context unchang
   refused(std::vector<uint8_t>(100, 7), LES_ERR_FORMAT, "LESSTATE");
   refused({}, LES_ERR_FORMAT, "LESSTATE");
   auto newer = state;
-  newer[8] = 9;  // format version 9 (the checksum is checked after the version)
+  newer[8] = 9;  // format version 9, the checksum not updated: corruption (or a newer format)
+  refused(newer, LES_ERR_FORMAT, "format version 9; this LES reads version ");
+  refused(newer, LES_ERR_FORMAT, ": corrupt, or saved by a newer LES");
+  // With its checksum (FNV-1a 64 of all but the last 8 bytes) a newer version is unsupported.
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i + 8 < newer.size(); ++i) h = (h ^ newer[i]) * 0x100000001b3ull;
+  std::memcpy(newer.data() + newer.size() - 8, &h, 8);
   refused(newer, LES_ERR_UNSUPPORTED, "version 9");
+  refused(newer, LES_ERR_UNSUPPORTED, "saved by a newer LES");
 
   // Another model (same shapes, other weights and types).
   Session q;
@@ -348,6 +410,8 @@ TEST_CASE("state: mismatches and damage are refused by name, the context unchang
   CHECK(std::string(les_context_last_error(a.ctx)).find("path is NULL") != std::string::npos);
   CHECK(les_context_state_load(nullptr, state.data(), state.size()) == LES_ERR_INVALID_ARGUMENT);
   CHECK(les_context_state_load(victim.ctx, nullptr, 5) == LES_ERR_INVALID_ARGUMENT);
+  CHECK(les_context_state_load(victim.ctx, nullptr, 0) == LES_ERR_INVALID_ARGUMENT);  // as the header says
+  CHECK(std::string(les_context_last_error(victim.ctx)).find("buf is NULL") != std::string::npos);
   int32_t nt = 0;
   CHECK(les_context_tokens(victim.ctx, nullptr, 0, &nt) == LES_ERR_INVALID_ARGUMENT);
   CHECK(nt == static_cast<int32_t>(before.size()));

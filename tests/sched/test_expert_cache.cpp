@@ -46,6 +46,7 @@ TEST_CASE("ExpertCache refuses a budget below the minimum and names it", "[sched
   Status st = (*ok)->set_budget(100);
   CHECK(st.code() == StatusCode::invalid_argument);
   CHECK_THAT(st.message(), Catch::Contains(std::to_string(1000 + 2 * 8192)));
+  CHECK_THAT(st.message(), Catch::Contains("2 expert slots of 8192 bytes (one expert each"));
   CHECK((*ok)->n_slots() == 2);
 }
 

@@ -70,6 +70,8 @@ TEST_CASE("les run: bad arguments exit 2 with a message", "[cli]") {
     auto small = run_les("run -m " + sh_quote(model) + " -n 4 --budget-mb " + budget);
     CHECK(small.exit_code == 2);
     CHECK(small.err.find("minimum") != std::string::npos);
+    // A top-4 model's minimum is one expert slot (not "one layer's selected experts").
+    CHECK(small.err.find(": 1 expert slot of ") != std::string::npos);
   }
 }
 

@@ -10,7 +10,7 @@
 // worth of experts (n_expert_used experts in every MoE layer: an expert cache
 // smaller than this cannot keep even one token's experts, so LRU stops
 // working), the minimum --budget-mb (StreamingExpertSource::min_budget_bytes:
-// one layer's selected experts plus read buffers and scratch), and the KV
+// one expert slot plus the scheduler's scratch), and the KV
 // cache per 1k tokens for F16 and Q8_0 (kv_cache.h row sizes).
 #include <cstdio>
 #include <string>
@@ -120,7 +120,7 @@ void print_memory_plan(const std::string& path, uint64_t dense, uint64_t routed)
     fmt::print("; as --budget-mb: not computed ({})\n", one_token_budget.status().message());
   auto min = sched::StreamingExpertSource::min_budget_bytes(**model, sched::StreamingParams{});
   if (min.ok())
-    fmt::print("  minimum --budget-mb    {:>10.1f} MiB  (one layer's selected experts, read buffers and scratch)\n",
+    fmt::print("  minimum --budget-mb    {:>10.1f} MiB  (one expert slot and the scheduler's scratch)\n",
                mib(*min));
   else
     fmt::print("  minimum --budget-mb    not computed: {}\n", min.status().message());

@@ -213,18 +213,24 @@ Status Context::load_state(std::span<const uint8_t> bytes) {
   uint32_t version = 0, n_sections = 0;
   uint64_t fingerprint = 0;
   LES_RETURN_IF_ERROR(r.pod(&version, "format version"));
-  if (version != kSessionStateVersion)
-    return unsupported_error("session state format version " + std::to_string(version) + "; this LES reads version " +
-                             std::to_string(kSessionStateVersion) + (version > kSessionStateVersion ? " (saved by a newer LES)" : ""));
   if (bytes.size() < sizeof(uint64_t) + r.pos())
     return format_error("session state truncated: " + std::to_string(bytes.size()) + " bytes");
+  // The checksum first: a damaged version field is corruption, not a newer format.
   Fnv sum;
   sum.bytes(bytes.data(), bytes.size() - sizeof(uint64_t));
   uint64_t stored_sum = 0;
   std::memcpy(&stored_sum, bytes.data() + bytes.size() - sizeof(uint64_t), sizeof stored_sum);
+  const std::string version_text = "format version " + std::to_string(version) + "; this LES reads version " +
+                                   std::to_string(kSessionStateVersion);
   if (sum.h != stored_sum)
     return format_error("session state is corrupted or truncated: checksum " + hex(sum.h) + " != stored " +
-                        hex(stored_sum) + " (" + std::to_string(bytes.size()) + " bytes)");
+                        hex(stored_sum) + " (" + std::to_string(bytes.size()) + " bytes" +
+                        (version != kSessionStateVersion ? "; " + version_text + ": corrupt, or saved by a newer LES"
+                                                         : std::string()) +
+                        ")");
+  if (version != kSessionStateVersion)
+    return unsupported_error("session state " + version_text +
+                             (version > kSessionStateVersion ? " (saved by a newer LES)" : ""));
   LES_RETURN_IF_ERROR(r.pod(&n_sections, "section count"));
   LES_RETURN_IF_ERROR(r.pod(&fingerprint, "model fingerprint"));
   const uint64_t ours = model_fingerprint(model_);

@@ -107,7 +107,8 @@ public final class LesContext implements Closeable {
     }
   }
 
-  /** Keeps the first nKeep positions of the KV cache (rollback). nKeep > nPast(): INVALID_ARGUMENT. */
+  /** Keeps the first nKeep tokens (rollback; the last kept one is evaluated again by the next decode
+   * when its logits went with the trim, so generate("") continues). nKeep > nPast(): INVALID_ARGUMENT. */
   public void trim(int nKeep) {
     long h = handle.acquire();
     try {
