@@ -47,6 +47,8 @@ TEST_CASE("les run --chat templates the prompt; prompt tokens counts the templat
   CHECK_THAT(chat.err, Catch::Contains("chat template chatml (fallback: the model has none)"));
   CHECK_THAT(chat.err, Catch::Contains("prompt tokens 14,"));
   CHECK(count(chat.err, "has no chat template") == 1);  // warned once
+  // Before the model line, as les chat prints it.
+  CHECK(chat.err.find("has no chat template") < chat.err.find("les run: qwen3moe"));
   const RunResult sys = run_les(base + "--chat --system 'Be brief.' -p Hello");
   CHECK(sys.exit_code == 0);
   CHECK_THAT(sys.err, !Catch::Contains("prompt tokens 14,"));
