@@ -69,7 +69,10 @@ TEST_CASE("an interrupted les repack leaves neither OUT nor OUT.tmp, during the 
       REQUIRE(WIFEXITED(status));
       const int code = WEXITSTATUS(status);
       CHECK_FALSE(exists(tmp));
-      if (code == 0) {  // finished first: verified, under its name
+      // Finished first: verified, under its name. The signal can also land after the file was
+      // written and reported, while the process exits (the default action then ends it with
+      // 128 + signal): the output is complete either way.
+      if (code == 0 || les::test::read_file(err).find("les repack: wrote ") != std::string::npos) {
         CHECK(exists(out));
         CHECK_THAT(les::test::read_file(err), Catch::Contains("verified"));
         continue;

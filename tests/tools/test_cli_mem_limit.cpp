@@ -10,6 +10,7 @@
 #include <cmath>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "support/cli_tool.h"
 #include "support/fixtures.h"
@@ -111,6 +112,11 @@ TEST_CASE("les run/chat --mem-limit-mb count the --draft model (weights, KV cach
   const std::string base = "run -m " + sh_quote(q4) + " -t 1 -n 40 --temp 0 --ignore-eos -p 'CHAPTER I. It was' ";
   // Target alone at 40 MiB: every expert resident. With the draft (the same 17 MiB model run
   // resident, plus its KV cache and scratch) the experts must stream to stay under the limit.
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan's shadow memory is in the measured process baseline: no 40 MiB limit holds it, so the
+  // runs that must fit are Release-only; the refusal below holds in every build.
+  WARN("the --mem-limit-mb 40 --draft runs are not checked under AddressSanitizer (its shadow memory is in the baseline)");
+#else
   const RunResult alone = run_les(base + "--mem-limit-mb 40");
   REQUIRE(alone.exit_code == 0);
   CHECK_THAT(alone.err, Catch::Contains("(all resident)") && !Catch::Contains("draft model"));
@@ -122,7 +128,6 @@ TEST_CASE("les run/chat --mem-limit-mb count the --draft model (weights, KV cach
   CHECK_THAT(r.err, Catch::Contains("les run: memory limit 40.0 MiB = process ") &&
                         Catch::Contains(" + draft model ") && Catch::Contains("(streamed;"));
   CHECK(r.out == plain.out);  // lossless at --temp 0
-#if !defined(__SANITIZE_ADDRESS__)
   CHECK(number_after(r.err, "peak RSS ") <= 40.0);
 #endif
   // 25 MiB holds the target but not the draft too: refused (exit 2) naming the draft model.
@@ -139,7 +144,13 @@ TEST_CASE("les run/chat --mem-limit-mb count the --draft model (weights, KV cach
 
 TEST_CASE("les run --mem-limit-mb: the split's parts add up to the limit (headroom shown)", "[cli]") {
   LES_REQUIRE_FIXTURE(q4, "trained/tiny-qwen3moe-Q4_K_M.gguf");
-  for (const char* extra : {"--mem-limit-mb 30 --budget-mb 2", "--mem-limit-mb 1024", "--mem-limit-mb 22"}) {
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan's shadow memory is in the measured baseline: only a limit that holds it is run.
+  const std::vector<const char*> limits = {"--mem-limit-mb 1024"};
+#else
+  const std::vector<const char*> limits = {"--mem-limit-mb 30 --budget-mb 2", "--mem-limit-mb 1024", "--mem-limit-mb 22"};
+#endif
+  for (const char* extra : limits) {
     const RunResult r = run_les("run -m " + sh_quote(q4) + " -t 1 -n 2 -p hi " + extra);
     REQUIRE(r.exit_code == 0);
     const size_t at = r.err.find("les run: memory limit ");
