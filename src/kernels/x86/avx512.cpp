@@ -8,23 +8,21 @@ namespace les::kernels {
 
 void fill_avx512_table(KernelTable& t) {
   fill_avx2_table(t);
-  // Replacing a vec_dot drops the AVX2 vec_dot_multi of that type (its float
-  // order is the AVX2 kernel's, not this one's); matmul then calls vec_dot per
-  // token. No AVX-512 multi-row kernels yet: none could be run on the machines
-  // we have (no AVX-512), so none is shipped untested.
-  auto set = [&t](GgmlType type, VecDotFn fn) {
+  // Each vec_dot comes with the multi-row kernel of the same template
+  // (avx512_kernels.h), bit-identical to it per row.
+  auto set = [&t](GgmlType type, VecDotFn fn, VecDotMultiFn multi) {
     t.types[static_cast<uint32_t>(type)].vec_dot = fn;
-    t.types[static_cast<uint32_t>(type)].vec_dot_multi = nullptr;
+    t.types[static_cast<uint32_t>(type)].vec_dot_multi = multi;
   };
   using G = GgmlType;
-  set(G::F16, avx512::vec_dot_f16);
-  set(G::Q4_0, avx512::vec_dot_q4_0_q8_0);
-  set(G::Q8_0, avx512::vec_dot_q8_0_q8_0);
-  set(G::Q3_K, avx512::vec_dot_q3_K_q8_K);
-  set(G::Q4_K, avx512::vec_dot_q4_K_q8_K);
-  set(G::Q6_K, avx512::vec_dot_q6_K_q8_K);
-  set(G::Q5_0, avx512::vec_dot_q5_0_q8_0);
-  set(G::Q5_K, avx512::vec_dot_q5_K_q8_K);
+  set(G::F16, avx512::vec_dot_f16, avx512::vec_dot_multi_f16);
+  set(G::Q4_0, avx512::vec_dot_q4_0_q8_0, avx512::vec_dot_multi_q4_0_q8_0);
+  set(G::Q8_0, avx512::vec_dot_q8_0_q8_0, avx512::vec_dot_multi_q8_0_q8_0);
+  set(G::Q3_K, avx512::vec_dot_q3_K_q8_K, avx512::vec_dot_multi_q3_K_q8_K);
+  set(G::Q4_K, avx512::vec_dot_q4_K_q8_K, avx512::vec_dot_multi_q4_K_q8_K);
+  set(G::Q6_K, avx512::vec_dot_q6_K_q8_K, avx512::vec_dot_multi_q6_K_q8_K);
+  set(G::Q5_0, avx512::vec_dot_q5_0_q8_0, avx512::vec_dot_multi_q5_0_q8_0);
+  set(G::Q5_K, avx512::vec_dot_q5_K_q8_K, avx512::vec_dot_multi_q5_K_q8_K);
   t.ops.exp16 = avx512::exp16;
   t.ops.attn_f16_kq = avx512::attn_f16_kq;
   t.ops.attn_f16_kqv = avx512::attn_f16_kqv;

@@ -1,8 +1,10 @@
-// Internal: the AVX-512 kernels (signature VecDotFn, kernels.h) that
-// fill_avx512_table() installs. Defined in avx512*.cpp; call only through the
-// table (they execute AVX-512 F/BW/VL/VNNI instructions).
+// Internal: the AVX-512 kernels (signatures VecDotFn / VecDotMultiFn,
+// kernels.h) that fill_avx512_table() installs. Defined in avx512*.cpp; call
+// only through the table (they execute AVX-512 F/BW/VL/VNNI instructions).
+// Each vec_dot_multi_X is bit-identical per row to vec_dot_X (same template).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/kernels.h"
@@ -17,6 +19,17 @@ void vec_dot_q8_0_q8_0(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q3_K_q8_K(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q4_K_q8_K(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q6_K_q8_K(int64_t n, float* s, const void* w, const void* x);
+
+// VecDotMultiFn of the same types: avx512_kernels.cpp (F16, Q8_0, Q4_0, Q5_0)
+// and avx512_kquants.cpp (Q3_K, Q4_K, Q5_K, Q6_K).
+void vec_dot_multi_f16(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs, int nx);
+void vec_dot_multi_q8_0_q8_0(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs, int nx);
+void vec_dot_multi_q4_0_q8_0(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs, int nx);
+void vec_dot_multi_q5_0_q8_0(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs, int nx);
+void vec_dot_multi_q3_K_q8_K(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs, int nx);
+void vec_dot_multi_q4_K_q8_K(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs, int nx);
+void vec_dot_multi_q5_K_q8_K(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs, int nx);
+void vec_dot_multi_q6_K_q8_K(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs, int nx);
 
 // OpKernels (kernels.h), avx512_ops.cpp.
 void exp16(const float* x, float* y);
