@@ -63,19 +63,6 @@ inline float hsum256_ps(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-// a (int8, no -128) times b (int8), summed in groups of 4 into int32 (VNNI):
-// |a| as unsigned bytes against b with a's sign applied.
-inline __m512i dot_s8s8(__m512i a, __m512i b) {
-  const __mmask64 neg = _mm512_movepi8_mask(a);
-  const __m512i sb = _mm512_mask_sub_epi8(b, neg, _mm512_setzero_si512(), b);
-  return _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_abs_epi8(a), sb);
-}
-inline __m256i dot_s8s8(__m256i a, __m256i b) {
-  const __mmask32 neg = _mm256_movepi8_mask(a);
-  const __m256i sb = _mm256_mask_sub_epi8(b, neg, _mm256_setzero_si256(), b);
-  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(a), sb);
-}
-
 // Two 32-byte runs (at p and q) in one 512-bit vector.
 inline __m512i load2x256(const void* p, const void* q) {
   return _mm512_inserti64x4(_mm512_castsi256_si512(loadu256(p)), loadu256(q), 1);

@@ -1,5 +1,6 @@
-// AVX-512 kernels of F16 and of the 32-element block formats Q8_0, Q4_0 and
-// Q5_0 (against Q8_0, using VNNI vpdpbusd); the K-quants are in
+// AVX-512 kernels of F16 and of the 32-element block formats Q4_0 and Q5_0
+// (against Q8_0, using VNNI vpdpbusd; Q8_0 itself runs the AVX2 kernels,
+// measured faster, avx512.cpp); the K-quants are in
 // avx512_kquants.cpp. Each is one template over NX activation rows: NX = 1 is
 // the vec_dot, NX = 2..4 the vec_dot_multi (kernels.h), which decodes each
 // weight block once and meets every row with it. Every row of NX > 1 runs the
@@ -7,10 +8,9 @@
 // vec_dot_multi is bit-identical to vec_dot per row.
 //
 // Same integer formulation as the AVX2 tier (avx2.cpp): codes as unsigned
-// bytes with the constant offset folded back through a second vpdpbusd (Q4_0,
-// Q5_0), or |w| against x with w's sign (Q8_0), so every block's int32 sum is
-// exactly the reference's (ref_vec_dot.cpp). A 512-bit vector covers two
-// 32-element blocks.
+// bytes with the constant offset folded back through a second vpdpbusd, so
+// every block's int32 sum is exactly the reference's (ref_vec_dot.cpp). A
+// 512-bit vector covers two 32-element blocks.
 #include <cstring>
 #include <type_traits>
 
@@ -52,47 +52,6 @@ inline void dot_f16(int64_t n, float* s, int64_t s_stride, const void* w, const 
     for (int64_t j = i; j < n; ++j) sum += f16(a[j]) * f16(b[t][j]);
     s[t * s_stride] = sum;
   }
-}
-
-// Q8_0 against NX Q8_0 rows. The float part follows ggml's x86 kernels
-// (ggml_vec_dot_q8_0_q8_0 and llamafile's tinyBLAS_Q0_AVX, which llama.cpp
-// runs on AVX-512 machines too): per row one 8-lane accumulator, acc =
-// fma(dw * dx, isum, acc) block after block, then the 8 lanes summed as
-// hsum256_ps. The integer sums of two blocks are formed in one 512-bit
-// vpdpbusd (|w| and w's sign computed once per block pair), but the blocks
-// are accumulated in order, so the result is bit-identical to the AVX2 tier (a
-// Q8_0 model's every matmul input is re-quantised, so a 1-ulp difference here
-// can flip an 8-bit code).
-template <int NX>
-inline void dot_q8_0(int64_t n, float* s, int64_t s_stride, const void* vw, const void* vx, size_t x_stride) {
-  const block_q8_0* w = static_cast<const block_q8_0*>(vw);
-  const int64_t nb = n / 32;
-  __m256 acc[NX];
-  for (int t = 0; t < NX; ++t) acc[t] = _mm256_setzero_ps();
-  int64_t b = 0;
-  for (; b + 2 <= nb; b += 2) {
-    const __m512i a = load2x256(w[b].qs, w[b + 1].qs);
-    const __mmask64 neg = _mm512_movepi8_mask(a);
-    const __m512i absa = _mm512_abs_epi8(a);
-    const float dw0 = f16(w[b].d), dw1 = f16(w[b + 1].d);
-    for (int t = 0; t < NX; ++t) {
-      const block_q8_0& x0 = xblock<block_q8_0>(vx, x_stride, t, b);
-      const block_q8_0& x1 = xblock<block_q8_0>(vx, x_stride, t, b + 1);
-      const __m512i y = load2x256(x0.qs, x1.qs);
-      const __m512i sy = _mm512_mask_sub_epi8(y, neg, _mm512_setzero_si512(), y);
-      const __m512 isum = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), absa, sy));
-      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw0 * f16(x0.d)), _mm512_castps512_ps256(isum), acc[t]);
-      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw1 * f16(x1.d)), _mm512_extractf32x8_ps(isum, 1), acc[t]);
-    }
-  }
-  if (b < nb) {
-    for (int t = 0; t < NX; ++t) {
-      const block_q8_0& x0 = xblock<block_q8_0>(vx, x_stride, t, b);
-      const __m256i isum = dot_s8s8(loadu256(w[b].qs), loadu256(x0.qs));
-      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(f16(w[b].d) * f16(x0.d)), _mm256_cvtepi32_ps(isum), acc[t]);
-    }
-  }
-  for (int t = 0; t < NX; ++t) s[t * s_stride] = hsum256_ps(acc[t]);
 }
 
 // Q4_0 (Q5 = false: u = nibble, code = u - 8) or Q5_0 (Q5 = true: u = nibble +
@@ -154,22 +113,17 @@ inline void dot_q45_0(int64_t n, float* s, int64_t s_stride, const void* vw, con
 
 // K<NX>::run adapters for dot_multi (avx512_common.h).
 template <int NX> struct F16 { static void run(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs) { dot_f16<NX>(n, s, ss, w, x, xs); } };
-template <int NX> struct Q80 { static void run(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs) { dot_q8_0<NX>(n, s, ss, w, x, xs); } };
 template <int NX> struct Q40 { static void run(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs) { dot_q45_0<NX, false>(n, s, ss, w, x, xs); } };
 template <int NX> struct Q50 { static void run(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs) { dot_q45_0<NX, true>(n, s, ss, w, x, xs); } };
 
 }  // namespace
 
 void vec_dot_f16(int64_t n, float* s, const void* w, const void* x) { dot_f16<1>(n, s, 1, w, x, 0); }
-void vec_dot_q8_0_q8_0(int64_t n, float* s, const void* w, const void* x) { dot_q8_0<1>(n, s, 1, w, x, 0); }
 void vec_dot_q4_0_q8_0(int64_t n, float* s, const void* w, const void* x) { dot_q45_0<1, false>(n, s, 1, w, x, 0); }
 void vec_dot_q5_0_q8_0(int64_t n, float* s, const void* w, const void* x) { dot_q45_0<1, true>(n, s, 1, w, x, 0); }
 
 void vec_dot_multi_f16(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs, int nx) {
   dot_multi<F16>(n, s, ss, w, x, xs, nx);
-}
-void vec_dot_multi_q8_0_q8_0(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs, int nx) {
-  dot_multi<Q80>(n, s, ss, w, x, xs, nx);
 }
 void vec_dot_multi_q4_0_q8_0(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs, int nx) {
   dot_multi<Q40>(n, s, ss, w, x, xs, nx);

@@ -15,15 +15,13 @@ void vec_dot_f16(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q4_0_q8_0(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q5_0_q8_0(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q5_K_q8_K(int64_t n, float* s, const void* w, const void* x);
-void vec_dot_q8_0_q8_0(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q3_K_q8_K(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q4_K_q8_K(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q6_K_q8_K(int64_t n, float* s, const void* w, const void* x);
 
-// VecDotMultiFn of the same types: avx512_kernels.cpp (F16, Q8_0, Q4_0, Q5_0)
+// VecDotMultiFn of the same types: avx512_kernels.cpp (F16, Q4_0, Q5_0)
 // and avx512_kquants.cpp (Q3_K, Q4_K, Q5_K, Q6_K).
 void vec_dot_multi_f16(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs, int nx);
-void vec_dot_multi_q8_0_q8_0(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs, int nx);
 void vec_dot_multi_q4_0_q8_0(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs, int nx);
 void vec_dot_multi_q5_0_q8_0(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs, int nx);
 void vec_dot_multi_q3_K_q8_K(int64_t n, float* s, int64_t ss, const void* w, const void* x, size_t xs, int nx);
