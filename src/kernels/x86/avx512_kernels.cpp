@@ -20,6 +20,16 @@
 namespace les::kernels::avx512 {
 namespace {
 
+// 16 F16 values at p as floats. Two 256-bit vcvtph2ps and an insert, not one
+// 512-bit vcvtph2ps: on Zen 4 the 512-bit form halves the conversion rate
+// (measured: vec_dot 35.6 vs 56 GB/s cache-resident); the values are exact
+// either way.
+inline __m512 cvt16(const fp16_t* p) {
+  const __m128i* q = reinterpret_cast<const __m128i*>(p);
+  return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_cvtph_ps(_mm_loadu_si128(q))),
+                            _mm256_cvtph_ps(_mm_loadu_si128(q + 1)), 1);
+}
+
 // F16 against NX F16 rows. Per row four 16-lane accumulators: accumulator k
 // sums lanes 16k..16k+15 of every 64-element chunk, then accumulator 0 the
 // 16-element groups after the last whole chunk; the sum is
@@ -37,14 +47,14 @@ inline void dot_f16(int64_t n, float* s, int64_t s_stride, const void* w, const 
   int64_t i = 0;
   for (; i + 64 <= n; i += 64) {
     for (int k = 0; k < 4; ++k) {
-      const __m512 va = _mm512_cvtph_ps(loadu256(a + i + 16 * k));
+      const __m512 va = cvt16(a + i + 16 * k);
       for (int t = 0; t < NX; ++t)
-        acc[t][k] = _mm512_fmadd_ps(va, _mm512_cvtph_ps(loadu256(b[t] + i + 16 * k)), acc[t][k]);
+        acc[t][k] = _mm512_fmadd_ps(va, cvt16(b[t] + i + 16 * k), acc[t][k]);
     }
   }
   for (; i + 16 <= n; i += 16) {
-    const __m512 va = _mm512_cvtph_ps(loadu256(a + i));
-    for (int t = 0; t < NX; ++t) acc[t][0] = _mm512_fmadd_ps(va, _mm512_cvtph_ps(loadu256(b[t] + i)), acc[t][0]);
+    const __m512 va = cvt16(a + i);
+    for (int t = 0; t < NX; ++t) acc[t][0] = _mm512_fmadd_ps(va, cvt16(b[t] + i), acc[t][0]);
   }
   for (int t = 0; t < NX; ++t) {
     float sum = _mm512_reduce_add_ps(
