@@ -259,6 +259,12 @@ TEST_CASE("les serve: stop strings, seeds, and two clients at once", "[cli][serv
   const Reply b = post(c, "/v1/completions", seeded);
   REQUIRE(a.status == 200);
   CHECK(a.body["choices"][0]["text"] == b.body["choices"][0]["text"]);
+  // Any seed `les run --seed` takes (0..2^64-1) is a request's seed too, with the same text.
+  const Reply big_seed = post(c, "/v1/completions",
+                              R"({"prompt": "CHAPTER XII.", "max_tokens": 12, "temperature": 1.0, "seed": 18446744073709551000})");
+  REQUIRE(big_seed.status == 200);
+  CHECK(big_seed.body["choices"][0]["text"] ==
+        les_run(model, "--temp 1 -n 12 --seed 18446744073709551000 -p 'CHAPTER XII.'").text);
 
   // Two clients at once: both served (one after the other), each with its own text.
   Reply first, second;
@@ -350,19 +356,31 @@ TEST_CASE("les serve: bad requests get 4xx error objects and the server stays up
       {R"({"messages": [{"role": "user", "content": 5}]})", "messages[0].content"},
       {R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})", "messages[0].content[0]"},
       {"{" + user + R"(, "max_tokens": -1})", "max_tokens"},
-      {"{" + user + R"(, "max_tokens": 0})", "max_tokens"},
+      {"{" + user + R"(, "max_tokens": 2147483648})", "max_tokens"},
+      {"{" + user + R"(, "max_completion_tokens": -5})", "max_completion_tokens"},
       {"{" + user + R"(, "max_tokens": 1e300})", "max_tokens"},
       {"{" + user + R"(, "max_tokens": 2.5})", "max_tokens"},
       {"{" + user + R"(, "max_tokens": "10"})", "max_tokens"},
-      {"{" + user + R"(, "temperature": -1})", ""},
+      {"{" + user + R"(, "temperature": -1})", "temperature"},
       {"{" + user + R"(, "temperature": "hot"})", "temperature"},
-      {"{" + user + R"(, "top_p": 0})", ""},
+      {"{" + user + R"(, "top_p": 0})", "top_p"},
+      {"{" + user + R"(, "top_p": 1.5})", "top_p"},
+      {"{" + user + R"(, "min_p": -0.5})", "min_p"},
+      {"{" + user + R"(, "repeat_penalty": 0})", "repeat_penalty"},
       {"{" + user + R"(, "top_k": -2})", "top_k"},
       {"{" + user + R"(, "seed": "x"})", "seed"},
+      {"{" + user + R"(, "seed": 1.5})", "seed"},
       {"{" + user + R"(, "stop": 7})", "stop"},
       {"{" + user + R"(, "stop": ["a", 1]})", "stop"},
       {"{" + user + R"(, "stream": "yes"})", "stream"},
       {"{" + user + R"(, "n": 3})", "n"},
+      // Asking for what the server cannot do is refused, not ignored.
+      {"{" + user + R"(, "tools": [{"type": "function", "function": {"name": "f"}}]})", "tools"},
+      {"{" + user + R"(, "tool_choice": "required"})", "tool_choice"},
+      {"{" + user + R"(, "response_format": {"type": "json_object"}})", "response_format"},
+      {"{" + user + R"(, "logprobs": true})", "logprobs"},
+      {"{" + user + R"(, "top_logprobs": 3})", "top_logprobs"},
+      {"{" + user + R"(, "logit_bias": {"42": 5}})", "logit_bias"},
   };
   for (const auto& [body, param] : chat_cases) {
     INFO(body);
@@ -370,8 +388,34 @@ TEST_CASE("les serve: bad requests get 4xx error objects and the server stays up
     CHECK(r.status == 400);
     CHECK(r.body["error"]["type"] == "invalid_request_error");
     CHECK_FALSE(r.body["error"]["message"].get<std::string>().empty());
-    if (!param.empty()) CHECK(r.body["error"]["param"] == param);
+    if (!param.empty()) {
+      CHECK(r.body["error"]["param"] == param);
+      // The message names the request's field (not a command-line flag).
+      CHECK(r.body["error"]["message"].get<std::string>().find(param) != std::string::npos);
+      CHECK(r.body["error"]["message"].get<std::string>().find("--") == std::string::npos);
+    }
   }
+  // Fields that ask for nothing unusual pass: empty tools, "none", text format, no logprobs.
+  CHECK(post(c, "/v1/chat/completions",
+             chat_body("hi", 2, false,
+                       R"({"tools": [], "tool_choice": "none", "response_format": {"type": "text"}, "logprobs": false,
+                           "n": 1, "user": "u", "logit_bias": {}})"))
+            .status == 200);
+  CHECK(post(c, "/v1/completions", R"({"prompt": "hi", "max_tokens": 2, "echo": true})").body["error"]["param"] ==
+        "echo");
+  CHECK(post(c, "/v1/completions", R"({"prompt": "hi", "max_tokens": 2, "best_of": 2})").body["error"]["param"] ==
+        "best_of");
+  CHECK(post(c, "/v1/completions", R"({"prompt": "hi", "max_tokens": 2, "logprobs": 2})").body["error"]["param"] ==
+        "logprobs");
+  CHECK(post(c, "/v1/completions", R"({"prompt": "hi", "max_tokens": 2, "suffix": "end"})").body["error"]["param"] ==
+        "suffix");
+  // max_tokens 0: the prompt is evaluated, nothing is generated.
+  const Reply zero = post(c, "/v1/completions", R"({"prompt": "CHAPTER XII.", "max_tokens": 0})");
+  REQUIRE(zero.status == 200);
+  CHECK(zero.body["choices"][0]["text"] == "");
+  CHECK(zero.body["choices"][0]["finish_reason"] == "length");
+  CHECK(zero.body["usage"]["completion_tokens"] == 0);
+  CHECK(zero.body["usage"]["prompt_tokens"].get<int>() > 0);
   // Completions: a missing or malformed prompt, token ids out of range, a prompt beyond n_ctx (256).
   for (const std::string body : {R"({})", R"({"prompt": 5})", R"({"prompt": ["a", "b"]})", R"({"prompt": [1, -2]})",
                                  R"({"prompt": [1, 99999999]})", R"({"prompt": []})"}) {

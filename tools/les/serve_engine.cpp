@@ -23,9 +23,22 @@ SamplingOptions merged_sampling(const SamplingOptions& defaults, const Completio
   if (r.frequency_penalty) s.sp.frequency_penalty = *r.frequency_penalty;
   if (r.repeat_penalty) s.sp.repeat_penalty = *r.repeat_penalty;
   if (r.ignore_eos) s.ignore_eos = *r.ignore_eos;
-  if (r.seed) s.sp.seed = *r.seed < 0 ? LES_SEED_RANDOM : static_cast<uint64_t>(*r.seed);
+  if (r.seed) s.sp.seed = *r.seed;
   s.stop.insert(s.stop.end(), r.stop.begin(), r.stop.end());
   return s;
+}
+
+// The sampler's "sampler: FIELD must ..." for the client: the request names
+// its sampling fields as the sampler does (temperature, top_p, ...), so the
+// message and `param` name the request's field. (The server's own defaults
+// were checked at startup, so a failure here comes from the request.)
+RequestError sampler_error(const Status& s) {
+  std::string msg = s.message();
+  if (msg.rfind("sampler: ", 0) == 0) msg.erase(0, 9);
+  for (const char* field : {"temperature", "top_k", "top_p", "min_p", "repeat_penalty", "presence_penalty",
+                            "frequency_penalty"})
+    if (msg.rfind(std::string(field) + " ", 0) == 0) return {msg, field};
+  return {msg, ""};
 }
 
 const char* finish_reason(les_stop_reason r) {
@@ -66,7 +79,7 @@ bool Engine::prepare(const CompletionRequest& r, GenerationJob* job, RequestErro
   job->sampling = merged_sampling(settings_.sampling, r);
   job->sampling.sp.penalty_last_n = job->sampling.repeat_last_n;
   if (Status s = validate(job->sampling.sp); !s.ok()) {
-    *error = {s.message(), ""};
+    *error = sampler_error(s);
     return false;
   }
   if (r.endpoint == Endpoint::kChat) {

@@ -56,6 +56,17 @@ std::optional<int64_t> integer(const json& body, const char* key, int64_t lo, in
   return i;
 }
 
+// seed: any 64-bit seed the command line's --seed takes (0..2^64-1), or a
+// negative integer; negative and 2^64-1 (LES_SEED_RANDOM) mean random.
+std::optional<uint64_t> seed(const json& body) {
+  const json* v = field(body, "seed");
+  if (v == nullptr) return std::nullopt;
+  if (v->is_number_unsigned()) return v->get<uint64_t>();
+  const auto i = integer(body, "seed", std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
+                         "in -2^63..2^64-1 (< 0: random)");
+  return *i < 0 ? LES_SEED_RANDOM : static_cast<uint64_t>(*i);
+}
+
 std::optional<bool> boolean(const json& body, const char* key) {
   const json* v = field(body, key);
   if (v == nullptr) return std::nullopt;
@@ -150,6 +161,41 @@ std::vector<std::string> stops(const json& body) {
   return out;
 }
 
+// Fields that ask for what this server cannot do are refused rather than
+// ignored, so a client never takes an answer for what it did not ask.
+void refuse_unsupported(const json& body) {
+  (void)integer(body, "n", 1, 1, "equal to 1 (one choice per request)");
+  (void)integer(body, "best_of", 1, 1, "equal to 1 (one choice per request)");
+  for (const char* key : {"tools", "functions"}) {
+    const json* v = field(body, key);
+    if (v != nullptr && !(v->is_array() && v->empty()))
+      refuse(key, std::string(key) + ": tool and function calling are not supported by this server");
+  }
+  for (const char* key : {"tool_choice", "function_call"}) {
+    const json* v = field(body, key);
+    if (v != nullptr && !(v->is_string() && (*v == "none" || *v == "auto")))
+      refuse(key, std::string(key) + " " + v->dump() + ": tool and function calling are not supported by this server");
+  }
+  if (const json* v = field(body, "response_format")) {
+    const json* type = v->is_object() ? field(*v, "type") : nullptr;
+    if (type == nullptr || *type != "text")
+      refuse("response_format", "response_format " + v->dump() +
+                                    ": only {\"type\": \"text\"} is supported (no JSON mode or schemas)");
+  }
+  // logprobs: a boolean (chat) or a count (completions); top_logprobs a count.
+  for (const char* key : {"logprobs", "top_logprobs"}) {
+    const json* v = field(body, key);
+    if (v != nullptr && !(*v == false || *v == 0))
+      refuse(key, std::string(key) + " " + v->dump() + ": log probabilities are not supported by this server");
+  }
+  if (const json* v = field(body, "echo"); v != nullptr && *v != false)
+    refuse("echo", "echo " + v->dump() + ": echoing the prompt is not supported by this server");
+  if (const json* v = field(body, "suffix"); v != nullptr && *v != "")
+    refuse("suffix", "suffix: insertion (text after the completion) is not supported by this server");
+  if (const json* v = field(body, "logit_bias"); v != nullptr && !(v->is_object() && v->empty()))
+    refuse("logit_bias", "logit_bias: biasing tokens is not supported by this server");
+}
+
 CompletionRequest parse(const json& body, Endpoint endpoint) {
   if (!body.is_object()) refuse("", std::string("the request body must be a JSON object, got ") + type_name(body));
   CompletionRequest r;
@@ -159,8 +205,9 @@ CompletionRequest parse(const json& body, Endpoint endpoint) {
   else
     prompt(body, r);
   constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
-  auto max_tokens = integer(body, "max_tokens", 1, kInt32Max, ">= 1");
-  if (!max_tokens) max_tokens = integer(body, "max_completion_tokens", 1, kInt32Max, ">= 1");
+  constexpr const char* kRange = "in 0..2147483647 (0: evaluate the prompt, generate nothing)";
+  auto max_tokens = integer(body, "max_tokens", 0, kInt32Max, kRange);
+  if (!max_tokens) max_tokens = integer(body, "max_completion_tokens", 0, kInt32Max, kRange);
   if (max_tokens) r.max_tokens = static_cast<int32_t>(*max_tokens);
   r.temperature = number(body, "temperature");
   r.top_p = number(body, "top_p");
@@ -169,12 +216,11 @@ CompletionRequest parse(const json& body, Endpoint endpoint) {
   r.frequency_penalty = number(body, "frequency_penalty");
   r.repeat_penalty = number(body, "repeat_penalty");
   if (auto k = integer(body, "top_k", 0, kInt32Max, ">= 0")) r.top_k = static_cast<int32_t>(*k);
-  r.seed = integer(body, "seed", std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
-                   "(< 0 = random)");
+  r.seed = seed(body);
   r.stop = stops(body);
   r.ignore_eos = boolean(body, "ignore_eos");
   r.stream = boolean(body, "stream").value_or(false);
-  if (auto n = integer(body, "n", 1, 1, "equal to 1 (one choice per request)")) (void)n;
+  refuse_unsupported(body);
   if (const json* so = field(body, "stream_options")) {
     if (!so->is_object()) refuse("stream_options", std::string("stream_options must be an object, got ") + type_name(*so));
     r.include_usage = boolean(*so, "include_usage").value_or(false);

@@ -1,19 +1,28 @@
 // `les serve`: an OpenAI API request body (/v1/chat/completions,
 // /v1/completions) read into a CompletionRequest, every field checked.
 //
-// Accepted fields (others, such as `model`, `user` or `logprobs`, are
-// ignored; a null value counts as absent):
+// Accepted fields (a null value counts as absent):
 //   messages (chat)    non-empty array of {role, content}; role system,
 //                      developer (= system), user or assistant; content a
 //                      string, null, or an array of {type: "text", text}
 //   prompt (completions) a string, an array of one string, or an array of
 //                      token ids
-//   max_tokens / max_completion_tokens  integer >= 1 (absent: the server's -n)
+//   max_tokens / max_completion_tokens  integer in 0..2^31-1 (absent: the
+//                      server's -n; 0, like `-n 0`: the prompt is evaluated,
+//                      nothing is generated, finish_reason "length")
 //   temperature, top_p, min_p, presence_penalty, frequency_penalty,
-//   repeat_penalty  numbers; top_k an integer >= 0; seed an integer (< 0 =
-//   random); stop a string or an array of at most 16 strings (empty ones
-//   ignored); stream a boolean; stream_options.include_usage a boolean;
-//   ignore_eos a boolean (llama.cpp's extension); n must be 1.
+//   repeat_penalty  numbers; top_k an integer >= 0; seed an integer in
+//   -2^63..2^64-1 (< 0 or 2^64-1: random); stop a string or an array of
+//   at most 16 strings (empty ones ignored); stream a boolean;
+//   stream_options.include_usage a boolean; ignore_eos a boolean
+//   (llama.cpp's extension).
+// Refused (400 naming the field) when they ask for what the server cannot
+// do: n or best_of other than 1; non-empty tools / functions; tool_choice /
+// function_call other than "none" or "auto"; response_format other than
+// {"type": "text"}; logprobs / top_logprobs other than false or 0; echo;
+// a non-empty suffix; a non-empty logit_bias.
+// Every other field (model, user, metadata, store, parallel_tool_calls, ...)
+// is ignored.
 // Ranges the sampler checks (top_p in (0, 1], ...) are checked when the
 // request is merged with the server's defaults (serve_engine.h).
 //
@@ -39,10 +48,10 @@ struct CompletionRequest {
   std::string prompt;                  // kCompletion, as text
   std::vector<les_token> prompt_ids;   // kCompletion, given as token ids (then `prompt` is empty)
   bool prompt_is_ids = false;
-  std::optional<int32_t> max_tokens;   // >= 1
+  std::optional<int32_t> max_tokens;   // >= 0
   std::optional<float> temperature, top_p, min_p, presence_penalty, frequency_penalty, repeat_penalty;
   std::optional<int32_t> top_k;
-  std::optional<int64_t> seed;         // < 0: random
+  std::optional<uint64_t> seed;        // LES_SEED_RANDOM: random
   std::vector<std::string> stop;       // non-empty strings
   std::optional<bool> ignore_eos;
   bool stream = false;
