@@ -12,135 +12,17 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "support/child_process.h"
-#include "support/cli_tool.h"
 #include "support/fixtures.h"
+#include "tools/serve_client.h"
 
-using les::test::ChildProcess;
-using nlohmann::json;
+using namespace les::test::serve;
 
 namespace {
-
-constexpr const char* kModel = "trained/tiny-qwen3moe-Q4_K_M.gguf";
-constexpr const char* kStory = "CHAPTER XII.\nIn the year 1794, Emily";
-
-// A `les serve` child on 127.0.0.1, ready (model loaded) when constructed.
-struct Server {
-  std::unique_ptr<ChildProcess> child;
-  int port = 0;
-
-  Server(const std::string& model, const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> argv = {les::test::les_binary(), "serve", "-m", model, "--port", "0", "-t", "1"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    child = std::make_unique<ChildProcess>(argv);
-    REQUIRE(child->wait_for_stderr("les serve: ready", 120));
-    const std::string marker = "listening on http://127.0.0.1:";
-    const size_t p = child->err().find(marker);
-    REQUIRE(p != std::string::npos);
-    port = std::stoi(child->err().substr(p + marker.size()));
-    REQUIRE(port > 0);
-  }
-
-  httplib::Client client() const {
-    httplib::Client c("127.0.0.1", port);
-    c.set_read_timeout(120, 0);
-    return c;
-  }
-
-  // SIGTERM, then the exit code (0 for a clean stop).
-  int stop() {
-    child->signal(SIGTERM);
-    REQUIRE(child->wait(60));
-    INFO("stderr: " << child->err());
-    CHECK(child->term_signal() == 0);
-    return child->exit_code();
-  }
-};
-
-struct Reply {
-  int status = -1;  // -1: no HTTP reply
-  json body;
-};
-
-Reply post(httplib::Client& c, const std::string& path, const std::string& body,
-           const httplib::Headers& headers = {}) {
-  auto r = c.Post(path.c_str(), headers, body, "application/json");
-  if (!r) return {};
-  INFO(path << " " << body << " -> " << r->status << " " << r->body);
-  Reply out{r->status, json::parse(r->body, nullptr, false)};
-  REQUIRE_FALSE(out.body.is_discarded());
-  return out;
-}
-
-Reply get(httplib::Client& c, const std::string& path, const httplib::Headers& headers = {}) {
-  auto r = c.Get(path.c_str(), headers);
-  if (!r) return {};
-  Reply out{r->status, json::parse(r->body, nullptr, false)};
-  REQUIRE_FALSE(out.body.is_discarded());
-  return out;
-}
-
-// A streamed reply: the events' JSON (without the final [DONE]), whether it
-// ended with `data: [DONE]`, and the text of its deltas.
-struct Stream {
-  int status = -1;
-  std::vector<json> events;
-  bool done = false;
-  std::string text;
-};
-
-// POSTs `body` and reads server-sent events; with `disconnect_after` > 0 the
-// client closes the connection after that many bytes of body. `started` (when
-// given) is set once the first bytes arrive.
-Stream post_stream(httplib::Client& c, const std::string& path, const std::string& body,
-                   size_t disconnect_after = 0, std::atomic<bool>* started = nullptr) {
-  std::string raw;
-  httplib::Request req;
-  req.method = "POST";
-  req.path = path;
-  req.body = body;
-  req.set_header("Content-Type", "application/json");
-  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
-    raw.append(data, n);
-    if (started != nullptr) started->store(true);
-    return disconnect_after == 0 || raw.size() < disconnect_after;
-  };
-  auto r = c.send(req);
-  Stream s;
-  if (r) s.status = r->status;
-  if (disconnect_after > 0) return s;
-  REQUIRE(r);
-  INFO("stream: " << raw);
-  size_t pos = 0;
-  while (pos < raw.size()) {
-    const size_t end = raw.find("\n\n", pos);
-    REQUIRE(end != std::string::npos);  // every event ends with a blank line
-    const std::string event = raw.substr(pos, end - pos);
-    pos = end + 2;
-    REQUIRE(event.rfind("data: ", 0) == 0);
-    REQUIRE_FALSE(s.done);  // nothing after [DONE]
-    if (event == "data: [DONE]") {
-      s.done = true;
-      continue;
-    }
-    json j = json::parse(event.substr(6), nullptr, false);
-    REQUIRE_FALSE(j.is_discarded());
-    if (!j["choices"].empty()) {
-      const json& choice = j["choices"][0];
-      if (choice.contains("delta") && choice["delta"].contains("content"))
-        s.text += choice["delta"]["content"].get<std::string>();
-      if (choice.contains("text")) s.text += choice["text"].get<std::string>();
-    }
-    s.events.push_back(std::move(j));
-  }
-  return s;
-}
 
 // `les run` with the same model and arguments: (text, prompt tokens, generated).
 struct RunText {
@@ -156,16 +38,6 @@ RunText les_run(const std::string& model, const std::string& args) {
           static_cast<int>(les::test::number_after(r.err, "generated "))};
 }
 
-std::string chat_body(const std::string& user, int max_tokens, bool stream, const std::string& extra = "") {
-  json j = {{"model", "anything"},
-            {"messages", json::array({{{"role", "user"}, {"content", user}}})},
-            {"temperature", 0},
-            {"max_tokens", max_tokens},
-            {"stream", stream}};
-  if (!extra.empty()) j.update(json::parse(extra));
-  return j.dump();
-}
-
 }  // namespace
 
 TEST_CASE("les serve: health, models, greedy chat and completions equal les run, streamed equals whole",
@@ -174,9 +46,14 @@ TEST_CASE("les serve: health, models, greedy chat and completions equal les run,
   Server server(model);
   httplib::Client c = server.client();
 
+  // "listening on" comes after the model is loaded: /health is 200 at once.
   const Reply health = get(c, "/health");
   CHECK(health.status == 200);
   CHECK(health.body["status"] == "ok");
+  CHECK(health.body["requests"] == json({{"running", 0}, {"waiting", 0}, {"max_waiting", 16}}));
+  const std::string& log = server.child->err();
+  CHECK(log.find("les serve: ready") < log.find("les serve: listening on"));
+  CHECK(log.find("warning: --host") == std::string::npos);
   const Reply models = get(c, "/v1/models");
   REQUIRE(models.status == 200);
   CHECK(models.body["object"] == "list");
@@ -324,9 +201,9 @@ TEST_CASE("les serve: a client that disconnects stops its generation; the server
   CHECK(server.stop() == 0);
 }
 
-TEST_CASE("les serve: --api-key guards /v1/ routes", "[cli][serve]") {
+TEST_CASE("les serve: --api-key guards /v1/ routes; -n 0 is max_tokens 0", "[cli][serve]") {
   LES_REQUIRE_FIXTURE(model, kModel);
-  Server server(model, {"--api-key", "s3cret"});
+  Server server(model, {"--api-key", "s3cret", "-n", "0"});
   httplib::Client c = server.client();
   const Reply none = get(c, "/v1/models");
   CHECK(none.status == 401);
@@ -335,7 +212,25 @@ TEST_CASE("les serve: --api-key guards /v1/ routes", "[cli][serve]") {
   CHECK(post(c, "/v1/chat/completions", chat_body("hi", 4, false)).status == 401);
   CHECK(get(c, "/v1/models", {{"Authorization", "Bearer s3cret"}}).status == 200);
   CHECK(post(c, "/v1/chat/completions", chat_body("hi", 4, false), {{"Authorization", "Bearer s3cret"}}).status == 200);
+  // The scheme is case-insensitive (RFC 7235); the key is not.
+  CHECK(get(c, "/v1/models", {{"Authorization", "bearer s3cret"}}).status == 200);
+  CHECK(get(c, "/v1/models", {{"Authorization", "BEARER  s3cret"}}).status == 200);
+  CHECK(get(c, "/v1/models", {{"Authorization", "Bearer S3CRET"}}).status == 401);
+  CHECK(get(c, "/v1/models", {{"Authorization", "Basic s3cret"}}).status == 401);
+  CHECK(get(c, "/v1/models", {{"Authorization", "Bearers3cret"}}).status == 401);
+  // A refused POST's body is not taken for a next request on the connection.
+  for (int i = 0; i < 3; ++i) CHECK(post(c, "/v1/completions", R"({"prompt": "x"})").status == 401);
   CHECK(get(c, "/health").status == 200);  // health checks need no key
+  // The server's -n 0 is every request's default max_tokens 0: the prompt is
+  // evaluated, nothing generated; a request's max_tokens still wins.
+  const httplib::Headers key = {{"Authorization", "Bearer s3cret"}};
+  const Reply none_generated = post(c, "/v1/completions", R"({"prompt": "CHAPTER XII.", "temperature": 0})", key);
+  REQUIRE(none_generated.status == 200);
+  CHECK(none_generated.body["choices"][0]["text"] == "");
+  CHECK(none_generated.body["choices"][0]["finish_reason"] == "length");
+  CHECK(none_generated.body["usage"]["completion_tokens"] == 0);
+  const Reply three = post(c, "/v1/completions", R"({"prompt": "CHAPTER XII.", "temperature": 0, "max_tokens": 3})", key);
+  CHECK(three.body["usage"]["completion_tokens"] == 3);
   CHECK(server.stop() == 0);
 }
 
@@ -437,7 +332,7 @@ TEST_CASE("les serve: bad requests get 4xx error objects and the server stays up
   // The last token is sampled from the last position's logits and delivered,
   // though the KV cache has no room left to hold it.
   CHECK(room.body["usage"]["total_tokens"] == 257);
-  // A body over the limit (8 MiB), an unknown route.
+  // A body over the limit (far over: serve_limits tests the bound), an unknown route.
   const Reply big = post(c, "/v1/completions", std::string(9u << 20, 'a'));
   CHECK(big.status == 413);
   CHECK(big.body["error"]["type"] == "invalid_request_error");
@@ -449,7 +344,7 @@ TEST_CASE("les serve: bad requests get 4xx error objects and the server stays up
   CHECK(server.stop() == 0);
 }
 
-TEST_CASE("les serve: SIGTERM or SIGINT stops it cleanly, also mid-generation; a port in use is an error",
+TEST_CASE("les serve: SIGTERM, SIGINT or SIGHUP stops it cleanly, also mid-generation; a port in use is an error",
           "[cli][serve]") {
   LES_REQUIRE_FIXTURE(model, kModel);
   {
@@ -457,6 +352,13 @@ TEST_CASE("les serve: SIGTERM or SIGINT stops it cleanly, also mid-generation; a
     server.child->signal(SIGINT);
     REQUIRE(server.child->wait(60));
     CHECK(server.child->exit_code() == 0);
+    CHECK(server.child->err().find("les serve: stopped") != std::string::npos);
+  }
+  {
+    // SIGHUP (the terminal closed) stops it the same way, saying so.
+    Server server(model);
+    CHECK(server.stop(SIGHUP) == 0);
+    CHECK(server.child->err().find("les serve: Hangup: stopping") != std::string::npos);
     CHECK(server.child->err().find("les serve: stopped") != std::string::npos);
   }
   Server server(model, {"-c", "4096"});

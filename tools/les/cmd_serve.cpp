@@ -1,31 +1,38 @@
 // `les serve`: an OpenAI-compatible HTTP server for one model.
 //
 //   les serve -m MODEL.gguf [--host 127.0.0.1] [--port 8080] [--api-key KEY]
-//             [--chat-template NAME] [-n -1] [sampling, context, --budget-mb
-//             and --lookup / --draft options as in `les run`]
+//             [--chat-template NAME] [--max-queue 16] [-n -1] [sampling,
+//             context, --budget-mb and --lookup / --draft options as in
+//             `les run`]
 //
-// Routes and replies are in serve_routes.h; the request fields in
-// serve_request.h; the queue and the context in serve_engine.h. The server
-// listens first (printing "les serve: listening on http://HOST:PORT"; --port
-// 0 picks a free port and prints it), then loads the model (/health answers
-// 503 meanwhile, 200 after "les serve: ready"). The command line's sampling
-// options are every request's defaults; a request's own fields win. -n
-// (default -1: until the end of text or a full context) is the default
-// max_tokens. One request generates at a time, the others wait in arrival
-// order on httplib's worker threads. It binds to 127.0.0.1 unless --host
-// says otherwise; --api-key KEY makes every /v1/ route require
-// "Authorization: Bearer KEY".
-// The first SIGINT (Ctrl-C) or SIGTERM stops the server: the generation
-// running ends at its next token (its client gets an error object), queued
-// requests too, no new connection is taken, and `les serve` exits 0 once the
-// worker threads are done; a second signal exits at once (128 + signal).
+// Routes and replies are in serve_routes.h and serve_completion.h; the
+// request fields in serve_request.h; the context in serve_engine.h and the
+// queue in front of it in serve_queue.h. The server binds its address first
+// (so a port in use is an error at once), loads the model, and only then
+// takes connections and prints "les serve: listening on http://HOST:PORT"
+// (--port 0 picks a free port and prints it): from that line on /health
+// answers 200. Connections made while the model loads wait until then. The
+// command line's sampling options are every request's defaults; a
+// request's own fields win. -n (default -1: until the end of text or a full
+// context) is the default max_tokens; 0 evaluates the prompt and generates
+// nothing, as max_tokens 0 does. One request generates at a time; up to
+// --max-queue more wait in arrival order, and a request beyond those gets
+// 503 with Retry-After. httplib's pool has a thread for each of those
+// places and kSpareThreads more, so /health and /v1/models answer while the
+// queue is full. Request bodies are limited to what the context could hold
+// (serve_body.h). It binds to 127.0.0.1 unless --host says otherwise (a
+// host that is not a loopback address, without --api-key, gets a warning);
+// --api-key KEY makes every /v1/ route require "Authorization: Bearer KEY".
+// The first SIGINT (Ctrl-C), SIGTERM or SIGHUP stops the server
+// (serve_signals.h): the generation running ends at its next token, queued
+// requests get 503, no new connection is taken, and `les serve` exits 0 once
+// the worker threads are done; a second signal exits at once (128 + signal).
 // Exit codes: 0 after a signal, 1 runtime error (the address cannot be bound,
 // the model cannot be loaded), 2 bad arguments.
 #include <les/les.h>
-#include <pthread.h>
-#include <signal.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -33,9 +40,9 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <functional>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -43,15 +50,21 @@
 #include "les/commands.h"
 #include "les/default_model.h"
 #include "les/model_options.h"
+#include "les/serve_body.h"
 #include "les/serve_engine.h"
 #include "les/serve_routes.h"
+#include "les/serve_signals.h"
 #include "les/speculative_options.h"
 
 namespace les::tool {
 namespace {
 
 constexpr const char* kTool = "serve";
-constexpr size_t kMaxBodyBytes = 8u << 20;  // 8 MiB of JSON: far beyond any context's worth of text
+constexpr int kMaxQueueLimit = 256;
+// HTTP threads beyond the queue's places (each queued or running request
+// holds one): for /health, /v1/models, error replies and idle keep-alive
+// connections while the queue is full.
+constexpr size_t kSpareThreads = 16;
 
 struct ServeOptions {
   ModelOptions model;
@@ -61,51 +74,34 @@ struct ServeOptions {
   int port = 8080;
   std::string api_key;
   std::string chat_template;
+  int max_queue = 16;
 };
 
-// SIGINT and SIGTERM, blocked in every thread (construct it before any
-// thread starts; they stay blocked) and taken by one watcher thread with
-// sigtimedwait: the first stops the server through `on_stop` (outside a
-// signal handler, so it may lock and wait), a second exits at once.
-class SignalWatcher {
- public:
-  SignalWatcher() {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGINT);
-    sigaddset(&set_, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
+// Whether `host` resolves to an address other than a loopback one
+// (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104). A host that does not resolve is
+// not (binding it fails anyway).
+bool reaches_beyond_loopback(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0) return false;
+  bool beyond = false;
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    if (a->ai_family == AF_INET) {
+      const auto* in = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
+      beyond |= (ntohl(in->sin_addr.s_addr) >> 24) != 127;
+    } else if (a->ai_family == AF_INET6) {
+      const in6_addr& in6 = reinterpret_cast<const sockaddr_in6*>(a->ai_addr)->sin6_addr;
+      beyond |= !IN6_IS_ADDR_LOOPBACK(&in6) && !(IN6_IS_ADDR_V4MAPPED(&in6) && in6.s6_addr[12] == 127);
+    } else {
+      beyond = true;
+    }
   }
-  ~SignalWatcher() { finish(); }
-  SignalWatcher(const SignalWatcher&) = delete;
-  SignalWatcher& operator=(const SignalWatcher&) = delete;
-
-  void start(std::function<void()> on_stop) {
-    thread_ = std::thread([this, on_stop = std::move(on_stop)] {
-      const timespec tick{0, 100 * 1000 * 1000};
-      while (!finished_.load()) {
-        const int sig = sigtimedwait(&set_, nullptr, &tick);
-        if (sig <= 0) continue;
-        if (requested_.exchange(true)) {
-          std::fprintf(stderr, "les serve: %s again: exiting now\n", strsignal(sig));
-          _exit(128 + sig);
-        }
-        std::fprintf(stderr, "les serve: %s: stopping (interrupt again to exit at once)\n", strsignal(sig));
-        on_stop();
-      }
-    });
-  }
-  // Ends the watcher (what on_stop uses may be destroyed after this).
-  void finish() {
-    finished_.store(true);
-    if (thread_.joinable()) thread_.join();
-  }
-  bool requested() const { return requested_.load(); }
-
- private:
-  sigset_t set_;
-  std::thread thread_;
-  std::atomic<bool> finished_{false}, requested_{false};
-};
+  freeaddrinfo(found);
+  return beyond;
+}
 
 // The model's id in /v1/models and replies: the file name without .gguf
 // (without -m: the embedded default's, default-tiny-qwen3moe).
@@ -129,6 +125,11 @@ int serve(ServeOptions o) {
     std::fprintf(stderr, "les serve: --port must be in 0..65535 (0 = any free port), got %d\n", o.port);
     return 2;
   }
+  if (o.max_queue < 0 || o.max_queue > kMaxQueueLimit) {
+    std::fprintf(stderr, "les serve: --max-queue must be in 0..%d (requests waiting behind the running one), got %d\n",
+                 kMaxQueueLimit, o.max_queue);
+    return 2;
+  }
   if (!o.chat_template.empty() && les_chat_template_resolve(nullptr, o.chat_template.c_str(), nullptr, nullptr) != LES_OK) {
     std::fprintf(stderr, "les serve: --chat-template: %s\n", les_last_error());
     return 2;
@@ -138,15 +139,20 @@ int serve(ServeOptions o) {
   state.api_key = o.api_key;
   state.model_id = model_id(o.model.model);
   state.created = static_cast<int64_t>(std::time(nullptr));
-  state.max_body_bytes = kMaxBodyBytes;
   httplib::Server server;  // its worker threads start in listen_after_bind()
+  const size_t n_threads = static_cast<size_t>(o.max_queue) + 1 + kSpareThreads;
+  server.new_task_queue = [n_threads] { return new httplib::ThreadPool(n_threads); };
   // SO_REUSEADDR (a restart binds at once) but not httplib's default
   // SO_REUSEPORT, with which a second server would share a port in use.
-  server.set_socket_options([](int sock) {
+  int listen_sock = -1;
+  server.set_socket_options([&listen_sock](int sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    listen_sock = sock;
   });
-  install_routes(server, state);
+  if (o.api_key.empty() && reaches_beyond_loopback(o.host))
+    std::fprintf(stderr, "les serve: warning: --host %s without --api-key: anyone who reaches this address can use it\n",
+                 o.host.c_str());
   SignalWatcher signals;  // before any thread starts, so every thread has the signals blocked
   errno = 0;
   const int port = o.port == 0 ? server.bind_to_any_port(o.host) : (server.bind_to_port(o.host, o.port) ? o.port : -1);
@@ -155,25 +161,22 @@ int serve(ServeOptions o) {
                  errno ? std::strerror(errno) : "");
     return 1;
   }
-  const bool v6 = o.host.find(':') != std::string::npos;
-  std::fprintf(stderr, "les serve: listening on http://%s%s%s:%d\n", v6 ? "[" : "", o.host.c_str(), v6 ? "]" : "",
-               port);
-  if (o.host != "127.0.0.1" && o.host != "localhost" && o.host != "::1" && o.api_key.empty())
-    std::fprintf(stderr, "les serve: warning: --host %s without --api-key: anyone who reaches this address can use it\n",
-                 o.host.c_str());
+  // httplib listens with a backlog of 5: connections made while the model
+  // loads, or many at once, would overflow it (and their clients retry only
+  // after a second). Listening again on the bound socket raises it.
+  if (listen_sock >= 0) ::listen(listen_sock, SOMAXCONN);
+
+  std::mutex start_mu;  // orders starting the listener against a signal
+  bool started = false;
   std::atomic<bool> listen_ok{true}, listen_done{false};
-  std::thread listener([&] {
-    listen_ok.store(server.listen_after_bind());
-    listen_done.store(true);
-  });
-  // stop() only acts on a running server: wait until it runs (or has ended).
-  const auto stop_server = [&] {
-    while (!server.is_running() && !listen_done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    server.stop();
-  };
+  std::thread listener;
   signals.start([&] {
     if (Engine* e = state.engine.load()) e->shutdown();
-    stop_server();
+    std::lock_guard<std::mutex> lock(start_mu);
+    if (!started) return;
+    // stop() only acts on a running server: wait until it runs (or has ended).
+    while (!server.is_running() && !listen_done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    server.stop();
   });
 
   ModelHandle model;
@@ -185,18 +188,35 @@ int serve(ServeOptions o) {
   if (rc == 0) rc = resolve_chat_template(kTool, model.p, o.chat_template);
   if (rc != 0) {
     signals.finish();
-    stop_server();
-    listener.join();
     return rc;
   }
   print_speculative_banner(kTool, o.speculative, draft.p);
-  Engine engine(model.p, ctx.p, {o.sampling, o.speculative, draft.p, o.chat_template});
+  Engine engine(model.p, ctx.p, {o.sampling, o.speculative, draft.p, o.chat_template}, o.max_queue);
+  const int32_t n_ctx = les_context_n_ctx(ctx.p);
+  state.max_body_bytes = request_body_limit(n_ctx);
+  install_routes(server, state);
   state.engine.store(&engine);
-  if (signals.requested()) engine.shutdown();  // a signal while the model loaded
-  std::fprintf(stderr, "les serve: ready: %s as \"%s\", n_ctx %d%s; one request at a time\n",
-               model_desc(model.p).c_str(), state.model_id.c_str(), les_context_n_ctx(ctx.p),
-               streaming ? ", experts streamed" : "");
-  listener.join();
+  {
+    std::lock_guard<std::mutex> lock(start_mu);
+    if (!signals.requested()) {
+      listener = std::thread([&] {
+        listen_ok.store(server.listen_after_bind());
+        listen_done.store(true);
+      });
+      started = true;
+    }
+  }
+  if (started) {
+    std::fprintf(stderr,
+                 "les serve: ready: %s as \"%s\", n_ctx %d%s; one request at a time, %d more may wait; request "
+                 "bodies up to %zu bytes\n",
+                 model_desc(model.p).c_str(), state.model_id.c_str(), n_ctx, streaming ? ", experts streamed" : "",
+                 o.max_queue, state.max_body_bytes);
+    const bool v6 = o.host.find(':') != std::string::npos;
+    std::fprintf(stderr, "les serve: listening on http://%s%s%s:%d\n", v6 ? "[" : "", o.host.c_str(), v6 ? "]" : "",
+                 port);
+    listener.join();
+  }
   signals.finish();  // before the engine and the context go
   if (!listen_ok.load() && !signals.requested()) {
     std::fprintf(stderr, "les serve: the server stopped accepting connections\n");
@@ -220,6 +240,9 @@ void register_serve(CLI::App& app, ToolState& state) {
   cmd->add_option("--api-key", o->api_key, "Require 'Authorization: Bearer KEY' on every /v1/ route");
   cmd->add_option("--chat-template", o->chat_template,
                   "Chat template by name (chatml, llama3, mistral, gemma, ...; default: the model's own)");
+  cmd->add_option("--max-queue", o->max_queue,
+                  "Requests that may wait behind the running one; more get 503 with Retry-After (0..256)")
+      ->capture_default_str();
   cmd->callback([&state, o] { state.exit_code = serve(*o); });
 }
 

@@ -1,7 +1,6 @@
 // See serve_engine.h.
 #include "les/serve_engine.h"
 
-#include <chrono>
 #include <cstdio>
 
 #include "les/chat_prompt.h"
@@ -67,14 +66,15 @@ bool on_token(les_token /*token*/, const char* piece, size_t len, void* user_dat
 
 }  // namespace
 
-Engine::Engine(les_model* model, les_context* ctx, EngineSettings settings)
-    : model_(model), ctx_(ctx), settings_(std::move(settings)) {
+Engine::Engine(les_model* model, les_context* ctx, EngineSettings settings, int max_waiting)
+    : model_(model), ctx_(ctx), settings_(std::move(settings)), queue_(max_waiting) {
   n_ctx_ = les_context_n_ctx(ctx_);
   n_vocab_ = les_model_n_vocab(model_);
 }
 
 bool Engine::prepare(const CompletionRequest& r, GenerationJob* job, RequestError* error,
                      std::string* error_code) const {
+  std::lock_guard<std::mutex> lock(prepare_mu_);
   job->endpoint = r.endpoint;
   job->sampling = merged_sampling(settings_.sampling, r);
   job->sampling.sp.penalty_last_n = job->sampling.repeat_last_n;
@@ -125,51 +125,6 @@ bool Engine::prepare(const CompletionRequest& r, GenerationJob* job, RequestErro
   return true;
 }
 
-bool Engine::wait_turn(uint64_t ticket, const std::function<bool()>& alive, GenerationOutcome* out) {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (serving_ != ticket) {
-    if (stopping_ || !alive()) {
-      out->shutting_down = stopping_;
-      out->client_gone = !stopping_;
-      abandoned_.insert(ticket);
-      return false;
-    }
-    cv_.wait_for(lock, std::chrono::milliseconds(50));
-  }
-  if (stopping_) {
-    out->shutting_down = true;
-    lock.unlock();
-    end_turn();
-    return false;
-  }
-  return true;
-}
-
-void Engine::end_turn() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++serving_;
-    while (abandoned_.erase(serving_) > 0) ++serving_;
-  }
-  cv_.notify_all();
-}
-
-GenerationOutcome Engine::generate(const GenerationJob& job, const std::function<bool()>& alive,
-                                   const std::function<void()>& on_start,
-                                   const std::function<bool(std::string_view)>& emit) {
-  GenerationOutcome out;
-  uint64_t ticket = 0;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ticket = next_ticket_++;
-  }
-  if (!wait_turn(ticket, alive, &out)) return out;
-  on_start();
-  out = run(job, emit);
-  end_turn();
-  return out;
-}
-
 GenerationOutcome Engine::run(const GenerationJob& job, const std::function<bool(std::string_view)>& emit) {
   GenerationOutcome out;
   const uint64_t n = ++n_requests_;
@@ -211,13 +166,9 @@ GenerationOutcome Engine::run(const GenerationJob& job, const std::function<bool
 }
 
 void Engine::shutdown() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
   stop_flag_.store(true);
+  queue_.stop();
   les_context_cancel(ctx_);  // a long prompt stops at its next token too
-  cv_.notify_all();
 }
 
 }  // namespace les::tool

@@ -1,15 +1,18 @@
 // `les serve`: the one model and context behind every request, and the queue
-// in front of them. A request is first prepared on its own HTTP thread
-// (sampling merged with the server's defaults and checked, the chat template
-// applied, the prompt tokenized and measured against the context), then waits
-// for its turn (first come, first served) and generates alone. The context is
+// in front of them (serve_queue.h). A request is first prepared on its own
+// HTTP thread (sampling merged with the server's defaults and checked, the
+// chat template applied, the prompt tokenized and measured against the
+// context; one request at a time, so the memory a long body takes while it is
+// tokenized is paid once, not once per connection), then takes a place in
+// the queue, waits for its turn (first come, first served) and generates
+// alone. The context is
 // a conversation that each request replaces: the tokens it already holds that
 // the new prompt starts with are kept (their KV cache reused:
 // prompt_reuse.h), the rest is evaluated, so the text is that of a fresh
 // context while a multi-turn chat pays only for its new turn.
 //
-// Thread-safety: prepare() is thread-safe; generate() may be called from any
-// number of threads at once (they queue); shutdown() from any thread.
+// Thread-safety: prepare(), enter(), wait_turn(), queue_counts() and
+// shutdown() are thread-safe; run() only by the request whose turn it is.
 #pragma once
 
 #include <les/les.h>
@@ -19,12 +22,12 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "les/model_options.h"
+#include "les/serve_queue.h"
 #include "les/serve_reply.h"
 #include "les/serve_request.h"
 #include "les/speculative_options.h"
@@ -54,7 +57,7 @@ struct GenerationJob {
 struct GenerationOutcome {
   les_status status = LES_OK;  // LES_OK, or an engine failure (error says what)
   std::string error;
-  bool client_gone = false;    // the client went away (while queued or generating)
+  bool client_gone = false;    // the client went away (emit returned false)
   bool shutting_down = false;  // the server is stopping: the generation was cut short
   const char* finish_reason = nullptr;  // "stop" or "length" when status is LES_OK and neither flag is set
   Usage usage;
@@ -63,8 +66,9 @@ struct GenerationOutcome {
 
 class Engine {
  public:
-  // Borrows `model` and `ctx` (they outlive the engine).
-  Engine(les_model* model, les_context* ctx, EngineSettings settings);
+  // Borrows `model` and `ctx` (they outlive the engine). `max_waiting`:
+  // requests that may wait behind the running one (RequestQueue).
+  Engine(les_model* model, les_context* ctx, EngineSettings settings, int max_waiting);
 
   // Checks `request` against the model and the server's defaults and builds
   // its job. Returns false with *error set (the message for a 400 reply; the
@@ -72,39 +76,38 @@ class Engine {
   bool prepare(const CompletionRequest& request, GenerationJob* job, RequestError* error,
                std::string* error_code) const;
 
-  // Waits for the request's turn, polling `alive` (false: the client went
-  // away; it leaves the queue) every 50 ms, then generates. Each piece of
-  // text (valid UTF-8: stray bytes become U+FFFD) goes to `emit`, which
-  // returns false when the client cannot take it any more: the generation
-  // stops there (client_gone). `on_start` runs once the turn has come,
-  // before the prompt is evaluated. Logs one line per request to stderr.
-  GenerationOutcome generate(const GenerationJob& job, const std::function<bool()>& alive,
-                             const std::function<void()>& on_start,
-                             const std::function<bool(std::string_view)>& emit);
+  // A place in the queue (RequestQueue::enter).
+  std::shared_ptr<Turn> enter(RequestQueue::Refusal* why) { return queue_.enter(why); }
 
-  // Stops the running generation after its current token and every queued
-  // request; later generate() calls return shutting_down at once.
+  // Waits for `turn` to come (RequestQueue::wait): `alive` is polled every
+  // 50 ms (false: the client went away).
+  RequestQueue::Wait wait_turn(Turn& turn, const std::function<bool()>& alive) { return queue_.wait(turn, alive); }
+
+  // Generates `job`; only by the request whose wait_turn() returned kReady,
+  // before its Turn goes. Each piece of text (valid UTF-8: stray bytes
+  // become U+FFFD) goes to `emit`, which returns false when the client cannot
+  // take it any more: the generation stops there (client_gone). Logs one
+  // line per request to stderr.
+  GenerationOutcome run(const GenerationJob& job, const std::function<bool(std::string_view)>& emit);
+
+  // Stops the running generation after its current token and refuses or
+  // wakes every queued request (RequestQueue::stop).
   void shutdown();
+
+  RequestQueue::Counts queue_counts() const { return queue_.counts(); }
 
   int32_t n_ctx() const noexcept { return n_ctx_; }
 
  private:
-  bool wait_turn(uint64_t ticket, const std::function<bool()>& alive, GenerationOutcome* out);
-  void end_turn();
-  GenerationOutcome run(const GenerationJob& job, const std::function<bool(std::string_view)>& emit);
-
   les_model* model_;
   les_context* ctx_;
   EngineSettings settings_;
   int32_t n_ctx_ = 0, n_vocab_ = 0;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  uint64_t next_ticket_ = 0, serving_ = 0;  // tickets in arrival order
-  std::set<uint64_t> abandoned_;            // tickets whose client left the queue
-  bool stopping_ = false;                   // guarded by mu_
-  std::atomic<bool> stop_flag_{false};      // read by the token callback
-  uint64_t n_requests_ = 0;
+  RequestQueue queue_;
+  mutable std::mutex prepare_mu_;       // one prepare() at a time
+  std::atomic<bool> stop_flag_{false};  // read by the token callback
+  uint64_t n_requests_ = 0;             // only the running request touches it
 };
 
 }  // namespace les::tool
