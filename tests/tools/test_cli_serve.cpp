@@ -5,7 +5,8 @@
 // streamed reply's server-sent events and their text, stop strings, seeds,
 // two clients at once (queued), a client that disconnects (its generation
 // stops; the server goes on), the API key, bad requests (each an OpenAI
-// error object, never a crash), a port in use, and SIGTERM / SIGINT stops.
+// error object, never a crash), a port in use, and SIGTERM / SIGINT / SIGHUP
+// stops. test_cli_serve_limits.cpp: a full queue, shutdown replies, bodies.
 #include <httplib.h>
 #include <signal.h>
 
@@ -144,17 +145,24 @@ TEST_CASE("les serve: stop strings, seeds, and two clients at once", "[cli][serv
         les_run(model, "--temp 1 -n 12 --seed 18446744073709551000 -p 'CHAPTER XII.'").text);
 
   // Two clients at once: both served (one after the other), each with its own text.
-  Reply first, second;
+  // (Their threads use no Catch assertions, which are not thread-safe.)
+  int first_status = -1, second_status = -1;
+  std::string first_body, second_body;
   std::thread t1([&] {
     httplib::Client c1 = server.client();
-    first = post(c1, "/v1/chat/completions", chat_body("Who is Emily?", 30, false));
+    if (auto r = c1.Post("/v1/chat/completions", chat_body("Who is Emily?", 30, false), "application/json"))
+      first_status = r->status, first_body = r->body;
   });
   std::thread t2([&] {
     httplib::Client c2 = server.client();
-    second = post(c2, "/v1/completions", json({{"prompt", kStory}, {"temperature", 0}, {"max_tokens", 40}}).dump());
+    if (auto r = c2.Post("/v1/completions", json({{"prompt", kStory}, {"temperature", 0}, {"max_tokens", 40}}).dump(),
+                         "application/json"))
+      second_status = r->status, second_body = r->body;
   });
   t1.join();
   t2.join();
+  const Reply first{first_status, json::parse(first_body, nullptr, false), {}};
+  const Reply second{second_status, json::parse(second_body, nullptr, false), {}};
   REQUIRE(first.status == 200);
   REQUIRE(second.status == 200);
   CHECK(first.body["choices"][0]["message"]["content"] ==
