@@ -77,6 +77,13 @@ Result<GenerateStats> generate_from_ids(Context& ctx, const Tokenizer& tokenizer
     Status s = ctx.decode(prompt_tokens);
     if (!s.ok()) return s.with_context("prefill");
   }
+  std::vector<int32_t> seq;  // the whole sequence so far, the conversation's earlier turns too (drafters search it)
+  if (params.speculative) {
+    seq.assign(ctx.tokens().begin(), ctx.tokens().end());
+    // A drafter with its own state (a draft model) reads the prompt now, in
+    // the prefill phase, not on its first draft inside the decode phase.
+    params.speculative->prefill(ctx, seq);
+  }
   st.prefill_seconds = seconds_since(t0);
 
   const std::vector<int32_t> eog = end_of_generation_tokens(tokenizer.vocab());
@@ -98,8 +105,6 @@ Result<GenerateStats> generate_from_ids(Context& ctx, const Tokenizer& tokenizer
   std::vector<int32_t> ready;
   size_t next_ready = 0;
   int32_t n_evaluated = 0, first_pos = 0;
-  std::vector<int32_t> seq;  // the whole sequence so far, the conversation's earlier turns too (drafters search it)
-  if (params.speculative) seq.assign(ctx.tokens().begin(), ctx.tokens().end());
   bool from_decode = false;    // the current token came out of a decode-phase pass
   int32_t evaluated_pos = -1;  // the current token's position when a verify pass evaluated it, else -1
   bool flush = true;           // false after a cancel or a stop string: nothing more is emitted

@@ -50,31 +50,63 @@ Result<std::unique_ptr<DraftModelDrafter>> DraftModelDrafter::create(const Vocab
   return std::unique_ptr<DraftModelDrafter>(new DraftModelDrafter(std::move(ctx), std::move(s)));
 }
 
+Result<size_t> DraftModelDrafter::sync(std::span<const int32_t> tokens, size_t keep_max) {
+  size_t keep = 0;
+  const size_t lim = std::min({held_.size(), tokens.size(), keep_max});
+  while (keep < lim && held_[keep] == tokens[keep]) ++keep;
+  LES_RETURN_IF_ERROR(ctx_->trim(static_cast<int32_t>(keep)));
+  held_.resize(keep);
+  const auto rest = tokens.subspan(keep);
+  if (rest.empty()) return size_t{0};
+  Status st = ctx_->decode(rest);
+  if (!st.ok()) return st.with_context("draft model");
+  held_.insert(held_.end(), rest.begin(), rest.end());
+  return rest.size();
+}
+
+void DraftModelDrafter::record_sync(size_t n, double seconds) {
+  const double per_sync = seconds / static_cast<double>(n);
+  sec_per_sync_ = sec_per_sync_ > 0 ? 0.8 * sec_per_sync_ + 0.2 * per_sync : per_sync;
+}
+
+Status DraftModelDrafter::prefill(const Context& target, std::span<const int32_t> sequence) {
+  (void)target;
+  const auto t0 = std::chrono::steady_clock::now();
+  LES_ASSIGN_OR_RETURN(size_t n, sync(sequence, sequence.size()));
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  counters_.prefill_tokens += static_cast<int64_t>(n);
+  counters_.prefill_seconds += s;
+  if (n > 1) record_sync(n, s);  // a batched prefill costs per token what a catch-up does
+  return Status();
+}
+
 Result<Draft> DraftModelDrafter::propose(const DraftRequest& r) {
   Draft d;
   if (r.history.empty()) return invalid_argument_error("draft model: empty history");
   if (r.max_tokens <= 0) return d;
   const auto t0 = std::chrono::steady_clock::now();
+  // After a draft the context lacks its last token (never decoded): when the
+  // target accepted it, decoding it now is part of drafting, not catch-up.
+  size_t normal = 1;
+  if (undecoded_ >= 0 && held_.size() + 1 < r.history.size() &&
+      std::equal(held_.begin(), held_.end(), r.history.begin()) && r.history[held_.size()] == undecoded_)
+    normal = 2;
+  undecoded_ = -1;
   // Keep the common prefix (at least one token is decoded for fresh logits).
-  size_t keep = 0;
-  const size_t lim = std::min(held_.size(), r.history.size() - 1);
-  while (keep < lim && held_[keep] == r.history[keep]) ++keep;
-  LES_RETURN_IF_ERROR(ctx_->trim(static_cast<int32_t>(keep)));
-  held_.resize(keep);
-  const auto rest = r.history.subspan(keep);
-  Status st = ctx_->decode(rest);
-  if (!st.ok()) return st.with_context("draft model");
-  held_.insert(held_.end(), rest.begin(), rest.end());
+  LES_ASSIGN_OR_RETURN(const size_t n_synced, sync(r.history, r.history.size() - 1));
   const auto t1 = std::chrono::steady_clock::now();
   // Catch-up and drafting are measured apart: the catch-up grows with the
   // plain decoding since the last draft, the drafting with the draft length.
-  // The one-token catch-up of a step that follows a draft is the normal
-  // cost of drafting (its first logits): it counts as drafting.
-  if (rest.size() > 1) {
-    const double per_sync = std::chrono::duration<double>(t1 - t0).count() / static_cast<double>(rest.size());
-    sec_per_sync_ = sec_per_sync_ > 0 ? 0.8 * sec_per_sync_ + 0.2 * per_sync : per_sync;
+  // The one-token catch-up of a step that follows a draft (or the prefill)
+  // is the normal cost of drafting (its first logits): it counts as drafting.
+  if (n_synced > normal) {
+    const double s = std::chrono::duration<double>(t1 - t0).count();
+    record_sync(n_synced, s);
+    counters_.catch_up_tokens += static_cast<int64_t>(n_synced);
+    counters_.catch_up_seconds += s;
   }
-  const auto t_draft = rest.size() > 1 ? t1 : t0;
+  Status st;
+  const auto t_draft = n_synced > normal ? t1 : t0;
   const bool greedy = sampler_.params().temperature <= 0.0f;
   for (int32_t i = 0; i < r.max_tokens; ++i) {
     if (i > 0) {
@@ -91,6 +123,7 @@ Result<Draft> DraftModelDrafter::propose(const DraftRequest& r) {
     d.tokens.push_back(t);
     if (!greedy) d.q.push_back(std::move(q));
   }
+  if (!d.tokens.empty()) undecoded_ = d.tokens.back();
   const double per = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_draft).count() /
                      static_cast<double>(std::max<size_t>(1, d.tokens.size()));
   sec_per_token_ = sec_per_token_ > 0 ? 0.8 * sec_per_token_ + 0.2 * per : per;
@@ -101,7 +134,9 @@ double DraftModelDrafter::catch_up_seconds(std::span<const int32_t> history) con
   const size_t lim = std::min(held_.size(), history.size());
   size_t keep = 0;
   while (keep < lim && held_[keep] == history[keep]) ++keep;
-  const size_t unseen = history.size() - keep;
+  size_t unseen = history.size() - keep;
+  // The accepted last draft of the previous step is part of drafting.
+  if (keep == held_.size() && unseen > 1 && undecoded_ >= 0 && history[keep] == undecoded_) --unseen;
   // One unseen token is the normal start of a draft (counted in seconds_per_token).
   if (unseen <= 1) return 0.0;
   // Never measured yet: the first catch-up is the prompt's, paid once.

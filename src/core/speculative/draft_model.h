@@ -12,8 +12,9 @@
 // target's own sampling parameters; penalties are not applied to drafts, the
 // verifier applies the target's). Each draft but the last is decoded into
 // the draft context; rejected ones are trimmed away by the next propose().
-// The history is what SpeculativeDecoder gives: one generate call's prompt
-// and output, not earlier turns of the target's context.
+// The history is what SpeculativeDecoder gives: the target's whole sequence
+// (earlier turns of its context too). generate() calls prefill() with the
+// prompt inside its prefill phase, so the first propose() decodes one token.
 //
 // Vocabulary check (check_same_vocab): the same number of tokens, the same
 // text and type for every id, and the same BOS/EOS ids; otherwise
@@ -51,6 +52,17 @@ struct DraftModelParams {
   }
 };
 
+// What a DraftModelDrafter decoded outside drafting: in prefill() (inside the
+// target's prefill phase) and to catch up in propose() (more than the one
+// token a step after a draft needs: the text decoded plainly since the
+// drafter last saw it, or the prompt when prefill() was not called).
+struct DraftModelCounters {
+  int64_t prefill_tokens = 0;     // tokens decoded by prefill()
+  double prefill_seconds = 0;     // their wall time
+  int64_t catch_up_tokens = 0;    // tokens decoded to catch up inside propose()
+  double catch_up_seconds = 0;    // their wall time (part of the decode phase)
+};
+
 class DraftModelDrafter final : public Drafter {
  public:
   // Errors: invalid_argument (vocabularies differ: check_same_vocab; bad
@@ -63,22 +75,35 @@ class DraftModelDrafter final : public Drafter {
   // Errors: the draft context's (context_full when history + drafts exceed
   // its n_ctx) and its sampler's; the step then decodes plainly.
   Result<Draft> propose(const DraftRequest& r) override;
+  // Decodes the part of `sequence` its context does not hold (the prompt),
+  // counted in counters().prefill_*. Errors: the draft context's
+  // (context_full when the sequence exceeds its n_ctx).
+  Status prefill(const Context& target, std::span<const int32_t> sequence) override;
   double seconds_per_token() const noexcept override { return sec_per_token_; }
   // The history tokens past the common prefix with the draft context, times
   // the measured seconds per caught-up token.
   double catch_up_seconds(std::span<const int32_t> history) const override;
 
   const Context& context() const noexcept { return *ctx_; }
+  const DraftModelCounters& counters() const noexcept { return counters_; }
 
  private:
   DraftModelDrafter(std::unique_ptr<Context> ctx, Sampler sampler)
       : ctx_(std::move(ctx)), sampler_(std::move(sampler)) {}
+
+  // Makes the draft context hold `tokens`: keeps the common prefix (at most
+  // keep_max tokens of it) and decodes the rest in one batch; returns how
+  // many it decoded.
+  Result<size_t> sync(std::span<const int32_t> tokens, size_t keep_max);
+  void record_sync(size_t n, double seconds);  // updates sec_per_sync_
 
   std::unique_ptr<Context> ctx_;
   Sampler sampler_;
   std::vector<int32_t> held_;  // the tokens the draft context holds (positions 0 ..)
   double sec_per_token_ = 0;   // moving average of drafting time per proposed token (catch-up excluded)
   double sec_per_sync_ = 0;    // moving average of catch-up time per token the draft context had not seen
+  DraftModelCounters counters_;
+  int32_t undecoded_ = -1;     // the last proposed token (not decoded into the context), -1 after a sync
 };
 
 }  // namespace les

@@ -75,6 +75,18 @@ class Drafter {
   // head) updates itself here; it never fails (a drafter that cannot follow
   // proposes nothing afterwards, or recovers in propose()).
   virtual void on_verified(const VerifiedPass& v) { (void)v; }
+  // The target just prefilled: `sequence` is every token it now holds
+  // (positions 0 .. sequence.size() - 1), `target` the context after the
+  // prefill. A drafter with its own state of the text (a draft model's
+  // context, a draft head's KV cache) processes it here, so the prefill
+  // phase pays for it and the first draft needs no catch-up. Errors: the
+  // drafter's own; it then catches up in propose() as before (never fatal
+  // to generation: SpeculativeDecoder::prefill).
+  virtual Status prefill(const Context& target, std::span<const int32_t> sequence) {
+    (void)target;
+    (void)sequence;
+    return Status();
+  }
   // Measured time per proposed token (seconds; 0 = free), which the
   // draft-length policy weighs against the verify pass it saves.
   virtual double seconds_per_token() const noexcept { return 0.0; }

@@ -103,7 +103,7 @@ Result<std::vector<int32_t>> MtpDrafter::draft(int32_t next, int32_t n_draft) {
   return out;
 }
 
-Status MtpDrafter::catch_up(const Context& target, std::span<const int32_t> history) {
+Status MtpDrafter::catch_up(const Context& target, std::span<const int32_t> known) {
   const int32_t n_past = target.n_past();
   const int32_t p0 = target.last_decode_pos0();
   // The target went back (reset, trimmed) or re-decoded positions the head
@@ -118,8 +118,8 @@ Status MtpDrafter::catch_up(const Context& target, std::span<const int32_t> hist
   if (accepted_ == n_past) return Status();
   const int64_t E = static_cast<int64_t>(h_last_.size());
   const int64_t rows = static_cast<int64_t>(target.hidden_all().size()) / E;
-  // The token at position p is history[size - 1 - (n_past - p)].
-  const int64_t first_hist = static_cast<int64_t>(history.size()) - 1 - (n_past - accepted_);
+  // The token at position p is known[size - (n_past - p)].
+  const int64_t first_hist = static_cast<int64_t>(known.size()) - (n_past - accepted_);
   if (accepted_ < p0 || p0 + rows < n_past || first_hist < 0)
     return invalid_argument_error("MTP drafter: the target's hidden rows of positions " +
                                      std::to_string(accepted_) + ".." + std::to_string(n_past - 1) +
@@ -127,7 +127,13 @@ Status MtpDrafter::catch_up(const Context& target, std::span<const int32_t> hist
   const size_t m = static_cast<size_t>(n_past - accepted_);
   const auto rows_from =
       target.hidden_all().subspan(static_cast<size_t>((accepted_ - p0) * E), m * static_cast<size_t>(E));
-  return accept(accepted_, history.subspan(static_cast<size_t>(first_hist), m), rows_from);
+  return accept(accepted_, known.subspan(static_cast<size_t>(first_hist), m), rows_from);
+}
+
+Status MtpDrafter::prefill(const Context& target, std::span<const int32_t> sequence) {
+  if (!target.keeps_hidden())
+    return invalid_argument_error("MTP drafter: the target context does not keep its hidden rows");
+  return catch_up(target, sequence);
 }
 
 Result<Draft> MtpDrafter::propose(const DraftRequest& r) {
@@ -135,7 +141,7 @@ Result<Draft> MtpDrafter::propose(const DraftRequest& r) {
   Draft d;
   if (r.max_tokens <= 0) return d;
   if (r.target == nullptr) return invalid_argument_error("MTP drafter: no target context in the request");
-  LES_RETURN_IF_ERROR(catch_up(*r.target, r.history));
+  LES_RETURN_IF_ERROR(catch_up(*r.target, r.history.first(r.history.size() - 1)));
   LES_ASSIGN_OR_RETURN(d.tokens, draft(r.history.back(), r.max_tokens));
   return d;
 }

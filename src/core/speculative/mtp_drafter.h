@@ -17,7 +17,8 @@
 // catches up with the target from the target's last decode (the prompt's
 // prefill), then drafts after DraftRequest::history.back() greedily
 // (deterministic: q = 1, so sampling stays exact through rejection sampling);
-// on_verified() accepts each pass's kept rows. If the target moved where the
+// on_verified() accepts each pass's kept rows; prefill() (generate's prefill
+// phase) runs the head over the prompt at once. If the target moved where the
 // head cannot follow (its hidden rows of missing positions are gone: a
 // context reused without the drafter, output_hidden off), propose() returns
 // invalid_argument naming the gap and the step decodes plainly; a target
@@ -65,13 +66,17 @@ class MtpDrafter final : public Drafter {
   const char* name() const noexcept override { return "mtp"; }
   Result<Draft> propose(const DraftRequest& r) override;
   void on_verified(const VerifiedPass& v) override;
+  // Runs the head over the prompt's positions from the target's prefill
+  // (its hidden rows), so the first propose() drafts at once. Errors: as
+  // propose()'s catch-up (the target's rows of a position are gone).
+  Status prefill(const Context& target, std::span<const int32_t> sequence) override;
   double seconds_per_token() const noexcept override { return sec_per_token_; }
 
  private:
   MtpDrafter(std::unique_ptr<MtpHead> head, ExpertSource& experts);
   // Brings the head to the target's n_past() from the target's last decode's
-  // hidden rows; `history` ends with the token at position target.n_past().
-  Status catch_up(const Context& target, std::span<const int32_t> history);
+  // hidden rows; `known` ends with the token at position target.n_past() - 1.
+  Status catch_up(const Context& target, std::span<const int32_t> known);
 
   std::unique_ptr<MtpHead> owned_;
   MtpHead& head_;

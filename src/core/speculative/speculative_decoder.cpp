@@ -38,6 +38,10 @@ Result<std::unique_ptr<SpeculativeDecoder>> SpeculativeDecoder::create(std::uniq
   return std::unique_ptr<SpeculativeDecoder>(new SpeculativeDecoder(std::move(drafter), p));
 }
 
+void SpeculativeDecoder::prefill(const Context& target, std::span<const int32_t> sequence) {
+  prefill_status_ = drafter_->prefill(target, sequence);
+}
+
 Result<std::vector<int32_t>> SpeculativeDecoder::step(Context& ctx, Sampler& sampler,
                                                       std::span<const int32_t> history, int32_t max_new) {
   if (history.empty()) return invalid_argument_error("speculative step: empty history");

@@ -64,6 +64,15 @@ class SpeculativeDecoder {
   Result<std::vector<int32_t>> step(Context& ctx, Sampler& sampler, std::span<const int32_t> history,
                                     int32_t max_new);
 
+  // After the target's prefill (generate calls it inside the prefill
+  // phase): the drafter processes `sequence` = every token the target holds
+  // (Drafter::prefill). A drafter's error is not an error of generation: it
+  // is kept in last_prefill_status() and the drafter catches up in its first
+  // propose() instead.
+  void prefill(const Context& target, std::span<const int32_t> sequence);
+  // What the drafter's last prefill() returned (OK before any).
+  const Status& last_prefill_status() const noexcept { return prefill_status_; }
+
   const SpeculativeStats& stats() const noexcept { return stats_; }
   void reset_stats() { stats_.clear(); }
   const Drafter& drafter() const noexcept { return *drafter_; }
@@ -79,6 +88,7 @@ class SpeculativeDecoder {
   SpeculativeStats stats_;
   std::vector<int32_t> batch_;
   std::vector<uint64_t> prefix_bytes_;
+  Status prefill_status_;
 };
 
 }  // namespace les

@@ -142,3 +142,51 @@ TEST_CASE("draft model: another vocabulary is refused, naming the difference", "
   s = check_same_vocab(base, make(toks, types, 3));
   CHECK(s.message().find("BOS/EOS ids 3/2") != std::string::npos);
 }
+
+TEST_CASE("draft model: the prompt is decoded in the prefill phase, the first draft catches up nothing",
+          "[speculative]") {
+  LES_REQUIRE_FIXTURE(target_path, "trained/tiny-qwen3moe-F16.gguf");
+  LES_REQUIRE_FIXTURE(draft_path, "trained/tiny-qwen3moe-Q4_K_M.gguf");
+  Loaded t = load_model(target_path);
+  Loaded d = load_model(draft_path);
+  auto prompt_ids = t.tok->tokenize(kPrompt, /*add_special=*/true, false);
+  REQUIRE(prompt_ids.ok());
+  GenOut plain;
+  {
+    auto ctx = make_context(*t.model, 200, 0);
+    plain = generate_greedy(*ctx, *t.tok, kPrompt, 24, nullptr);
+  }
+  // Every step drafts (forced), so nothing is ever decoded plainly behind the
+  // drafter's back: with the prompt read in the prefill, no step catches up.
+  auto drafter = draft_drafter(*t.tok, *d.model);
+  const auto* dm = static_cast<const DraftModelDrafter*>(drafter.get());
+  auto dec = make_decoder(std::move(drafter), 4, /*forced=*/true);
+  auto ctx = make_context(*t.model, 200, 0);
+  GenOut s = generate_greedy(*ctx, *t.tok, kPrompt, 24, dec.get());
+  CHECK(s.tokens == plain.tokens);
+  CHECK(s.n_past == plain.n_past);
+  CHECK(dec->last_prefill_status().ok());
+  CHECK(dm->counters().prefill_tokens == static_cast<int64_t>(prompt_ids->size()));
+  CHECK(dm->counters().prefill_seconds > 0);
+  CHECK(dm->counters().catch_up_tokens == 0);
+  CHECK(dm->counters().catch_up_seconds == 0);
+  CHECK(dec->stats().total.n_verified > 0);
+
+  // Driven by step() alone (no prefill: a caller outside generate), the
+  // first draft reads the prompt itself, counted as catch-up.
+  auto drafter2 = draft_drafter(*t.tok, *d.model);
+  const auto* dm2 = static_cast<const DraftModelDrafter*>(drafter2.get());
+  auto dec2 = make_decoder(std::move(drafter2), 4, /*forced=*/true);
+  auto ctx2 = make_context(*t.model, 200, 0);
+  REQUIRE(ctx2->decode(*prompt_ids).ok());
+  auto sp = Sampler::create(SamplerParams{.temperature = 0.0f});
+  REQUIRE(sp.ok());
+  auto first = sp->sample(ctx2->logits());
+  REQUIRE(first.ok());
+  std::vector<int32_t> hist = *prompt_ids;
+  hist.push_back(*first);
+  auto r = dec2->step(*ctx2, *sp, hist, 8);
+  REQUIRE(r.ok());
+  CHECK(dm2->counters().prefill_tokens == 0);
+  CHECK(dm2->counters().catch_up_tokens == static_cast<int64_t>(prompt_ids->size()) + 1);
+}

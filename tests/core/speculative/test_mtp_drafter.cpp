@@ -34,6 +34,11 @@ class Recording final : public Drafter {
     return d;
   }
   void on_verified(const VerifiedPass& v) override { d_->on_verified(v); }
+  Status prefill(const Context& target, std::span<const int32_t> sequence) override {
+    Status s = d_->prefill(target, sequence);
+    prefilled = d_->n_accepted();
+    return s;
+  }
   double seconds_per_token() const noexcept override { return d_->seconds_per_token(); }
   const MtpDrafter& inner() const { return *d_; }
 
@@ -43,6 +48,7 @@ class Recording final : public Drafter {
   };
   std::vector<Seen> seen;
   int errors = 0;
+  int32_t prefilled = -1;  // the head's accepted positions right after prefill()
 
  private:
   std::unique_ptr<MtpDrafter> d_;
@@ -106,6 +112,9 @@ TEST_CASE("MTP drafter in the generate loop: greedy = plain, drafts = the head's
       if (!plain.next_logits.empty())
         CHECK(std::memcmp(s.next_logits.data(), plain.next_logits.data(), plain.next_logits.size() * sizeof(float)) == 0);
       CHECK(rec->errors == 0);
+      // The head read the prompt in the prefill phase, not on its first draft.
+      CHECK(dec->last_prefill_status().ok());
+      CHECK(rec->prefilled == static_cast<int32_t>(ids->size()));
       CHECK(dec->stats().n_spec_passes > 0);
       REQUIRE(rec->seen.size() >= static_cast<size_t>(n_gen) / 2);
       for (const auto& sn : rec->seen) {
