@@ -64,6 +64,7 @@ les_generate_params les_generate_default_params(void) {
   p.draft_model = nullptr;
   p.draft_max = 8;
   p.draft_min = 0;
+  p.mtp = false;
   return p;
 }
 

@@ -4,6 +4,7 @@
 
 #include "capi_internal.h"
 #include "core/speculative/draft_model.h"
+#include "core/speculative/mtp_drafter.h"
 #include "core/speculative/prompt_lookup.h"
 #include "speculative_settings.h"
 
@@ -20,9 +21,14 @@ Status check_ranges(const les_generate_params& p) {
   if (p.lookup_ngram < 0 || p.lookup_ngram > kMaxLookupNgram)
     return invalid_argument_error("les_generate_params.lookup_ngram is " + std::to_string(p.lookup_ngram) +
                                   ": 0 (off) or 1.." + std::to_string(kMaxLookupNgram) + " expected");
-  if (p.lookup_ngram > 0 && p.draft_model != nullptr)
-    return invalid_argument_error(
-        "les_generate_params: lookup_ngram and draft_model are both set; speculative decoding uses one drafter");
+  const int n_drafters = (p.lookup_ngram > 0 ? 1 : 0) + (p.draft_model != nullptr ? 1 : 0) + (p.mtp ? 1 : 0);
+  if (n_drafters > 1) {
+    std::string set = p.lookup_ngram > 0 ? "lookup_ngram" : "";
+    if (p.draft_model != nullptr) set += std::string(set.empty() ? "" : " and ") + "draft_model";
+    if (p.mtp) set += " and mtp";
+    return invalid_argument_error("les_generate_params: " + set +
+                                  " are both set; speculative decoding uses one drafter");
+  }
   if (p.draft_max < 1 || p.draft_max > kMaxDraftMax)
     return invalid_argument_error("les_generate_params.draft_max is " + std::to_string(p.draft_max) + ": 1.." +
                                   std::to_string(kMaxDraftMax) + " expected");
@@ -32,25 +38,48 @@ Status check_ranges(const les_generate_params& p) {
   return Status();
 }
 
+// A slot's MTP drafter is going: the context stops keeping hidden rows.
+void drop_mtp(les_context& ctx) {
+  SpeculativeSlot& slot = ctx.spec;
+  if (!slot.mtp) return;
+  slot.decoder.reset();
+  slot.mtp = false;
+  ctx.ctx->set_output_hidden(false);
+}
+
 }  // namespace
 
 Result<SpeculativeDecoder*> prepare_speculative(les_context& ctx, const les_generate_params& p) {
   LES_RETURN_IF_ERROR(check_ranges(p));
   SpeculativeSlot& slot = ctx.spec;
   slot.last.clear();
-  if (p.lookup_ngram == 0 && p.draft_model == nullptr) return static_cast<SpeculativeDecoder*>(nullptr);
+  if (p.lookup_ngram == 0 && p.draft_model == nullptr && !p.mtp) {
+    drop_mtp(ctx);
+    return static_cast<SpeculativeDecoder*>(nullptr);
+  }
   if (p.draft_model != nullptr && p.draft_model->state == nullptr)
     return invalid_argument_error("les_generate_params.draft_model is not a loaded model");
   const ModelState* draft = p.draft_model != nullptr ? p.draft_model->state.get() : nullptr;
   if (slot.decoder && slot.draft.get() == draft && slot.lookup_ngram == p.lookup_ngram &&
-      slot.draft_max == p.draft_max && slot.draft_min == p.draft_min) {
+      slot.mtp == p.mtp && slot.draft_max == p.draft_max && slot.draft_min == p.draft_min) {
     slot.decoder->reset_stats();
     return slot.decoder.get();
   }
+  drop_mtp(ctx);
   slot.decoder.reset();  // before its draft model's reference goes
   slot.draft.reset();
   std::unique_ptr<Drafter> drafter;
-  if (draft != nullptr) {
+  if (p.mtp) {
+    // The head reads the target's final hidden rows: keep them from now on
+    // (a fresh context's prefill gives the head the prompt's rows).
+    ctx.ctx->set_output_hidden(true);
+    auto d = MtpDrafter::create(*ctx.ctx);
+    if (!d.ok()) {
+      ctx.ctx->set_output_hidden(false);
+      return d.status().with_context("les_generate_params.mtp");
+    }
+    drafter = std::move(d).value();
+  } else if (draft != nullptr) {
     DraftModelParams dp;
     dp.n_ctx = ctx.ctx->n_ctx();
     auto d = DraftModelDrafter::create(ctx.model->tokenizer->vocab(), *draft->model, dp);
@@ -70,6 +99,7 @@ Result<SpeculativeDecoder*> prepare_speculative(les_context& ctx, const les_gene
   if (!dec.ok()) return dec.status();
   if (draft != nullptr) slot.draft = p.draft_model->state;
   slot.lookup_ngram = p.lookup_ngram;
+  slot.mtp = p.mtp;
   slot.draft_max = p.draft_max;
   slot.draft_min = p.draft_min;
   slot.decoder = std::move(dec).value();

@@ -1,5 +1,5 @@
 // Internal to bindings/c: the speculative-decoding settings of
-// les_generate_params (lookup_ngram, draft_model, draft_max, draft_min) turned
+// les_generate_params (lookup_ngram, draft_model, mtp, draft_max, draft_min) turned
 // into the SpeculativeDecoder a les_context keeps across les_generate() calls,
 // and its statistics copied into les_generate_stats.
 #pragma once
@@ -23,6 +23,7 @@ struct ModelState;
 struct SpeculativeSlot {
   std::shared_ptr<ModelState> draft;
   int32_t lookup_ngram = 0;
+  bool mtp = false;  // the decoder's drafter is the model's MTP head (the context keeps its hidden rows)
   int32_t draft_max = 0;
   int32_t draft_min = 0;
   std::unique_ptr<SpeculativeDecoder> decoder;
@@ -33,7 +34,10 @@ struct SpeculativeSlot {
 // decoder to use for this call: null when no drafter is set, the slot's one
 // when the settings are unchanged (its statistics cleared), else a new one
 // (a draft model's vocabulary checked against the target's, its context made
-// with the target's n_ctx). Errors: invalid_argument naming the
+// with the target's n_ctx; an MTP head made from the target's model, the
+// context switched to keeping its hidden rows while the MTP drafter is in
+// use). Errors: unsupported (mtp on a model without an MTP block, naming
+// it), invalid_argument naming the
 // les_generate_params field, or the draft model's vocabulary difference;
 // Context::create's errors for the draft context. On error the slot is left
 // empty (no drafter).

@@ -17,8 +17,8 @@ using les_jni::to_bytes;
 namespace {
 
 // GenerateParams.ints(): n_predict, ignore_eos, top_k, penalty_last_n,
-// lookup_ngram, draft_max, draft_min, parse_special.
-constexpr jsize kInts = 8;
+// lookup_ngram, draft_max, draft_min, parse_special, mtp.
+constexpr jsize kInts = 9;
 // Native.generateStats' array (Native.java lists the fields).
 constexpr jsize kStats = 18;
 
@@ -59,12 +59,13 @@ JNIEXPORT void JNICALL Java_org_les_Native_generateDefaults(JNIEnv* env, jclass,
                                                             jlongArray seed) {
   if (ints == nullptr || floats == nullptr || seed == nullptr || env->GetArrayLength(ints) < kInts ||
       env->GetArrayLength(floats) < 6 || env->GetArrayLength(seed) < 1) {
-    throw_les(env, LES_ERR_INVALID_ARGUMENT, "generateDefaults: arrays of 8 ints, 6 floats and 1 long expected");
+    throw_les(env, LES_ERR_INVALID_ARGUMENT, "generateDefaults: arrays of 9 ints, 6 floats and 1 long expected");
     return;
   }
   const les_generate_params p = les_generate_default_params();
   const jint iv[kInts] = {p.n_predict,    p.ignore_eos ? 1 : 0, p.sampler.top_k, p.sampler.penalty_last_n,
-                          p.lookup_ngram, p.draft_max,          p.draft_min,     p.parse_special ? 1 : 0};
+                          p.lookup_ngram, p.draft_max,          p.draft_min,     p.parse_special ? 1 : 0,
+                          p.mtp ? 1 : 0};
   const jfloat fv[6] = {p.sampler.temperature,      p.sampler.top_p,
                         p.sampler.min_p,            p.sampler.repeat_penalty,
                         p.sampler.presence_penalty, p.sampler.frequency_penalty};
@@ -91,7 +92,7 @@ JNIEXPORT void JNICALL Java_org_les_Native_generate(JNIEnv* env, jclass, jlong h
     }
     if (ints == nullptr || floats == nullptr || env->GetArrayLength(ints) < kInts ||
         env->GetArrayLength(floats) < 6) {
-      throw_les(env, LES_ERR_INVALID_ARGUMENT, "generate: arrays of 8 ints and 6 floats expected");
+      throw_les(env, LES_ERR_INVALID_ARGUMENT, "generate: arrays of 9 ints and 6 floats expected");
       return 0;
     }
     jint iv[kInts];
@@ -115,6 +116,7 @@ JNIEXPORT void JNICALL Java_org_les_Native_generate(JNIEnv* env, jclass, jlong h
     p.draft_min = iv[6];
     p.draft_model = draft_model != 0 ? les_jni::as_model(draft_model) : nullptr;
     p.parse_special = iv[7] != 0;
+    p.mtp = iv[8] != 0;
     if (prompt_tokens != nullptr) {
       p.prompt_tokens = ids.data();
       p.n_prompt_tokens = static_cast<int32_t>(ids.size());

@@ -50,8 +50,8 @@ typedef struct les_generate_params {
    * bytes the pass would read (the union of the drafted tokens' experts, minus what the expert
    * cache holds) and the drafter's acceptance so far, down to none when speculation does not pay.
    * The drafter, its draft context and the length policy's measurements are kept by the context
-   * across calls while these settings stay the same. At most one drafter: lookup_ngram > 0 and a
-   * draft_model together are LES_ERR_INVALID_ARGUMENT. --- */
+   * across calls while these settings stay the same. At most one drafter: two of lookup_ngram > 0,
+   * a draft_model and mtp (below) together are LES_ERR_INVALID_ARGUMENT. --- */
   int32_t lookup_ngram;        /* > 0: prompt lookup drafting (no extra model): the last n tokens,
                                   n = lookup_ngram down to 1, are matched against the conversation
                                   so far and what followed is drafted. 1..16; 0 (default) = off */
@@ -65,6 +65,18 @@ typedef struct les_generate_params {
   int32_t draft_min;           /* fewest drafts verified when the drafter offers that many,
                                   0..draft_max; default 0 (the byte-aware length may switch
                                   speculation off); > 0 forces speculation (measurements) */
+  /* --- appended in 0.3 (after draft_min): older callers' struct_size ends above. --- */
+  bool mtp;                    /* true: the draft head stored in this context's own model (an MTP /
+                                  "nextn" block, e.g. qwen35moe files with one) drafts, greedily,
+                                  from the target's final hidden rows; no extra model. The context
+                                  then keeps its hidden rows (a few KiB per token of a decode; the
+                                  last layer runs every prompt row). A model without an MTP block
+                                  is LES_ERR_UNSUPPORTED naming the model. The head follows the
+                                  context from the first les_generate() with mtp set on an empty
+                                  context (or after les_context_reset()); positions decoded before
+                                  without it leave it without drafts (plain decoding, still exact).
+                                  Only one drafter: with lookup_ngram > 0 or draft_model,
+                                  LES_ERR_INVALID_ARGUMENT. Default false */
 } les_generate_params;
 
 LES_API les_generate_params les_generate_default_params(void);

@@ -1,5 +1,6 @@
-// `les run --lookup [N] / --draft MODEL / --draft-max D` end to end on the
-// trained fixture: the greedy text equals the plain run's (resident and
+// `les run --lookup [N] / --draft MODEL / --mtp / --draft-max D` end to end on
+// the trained fixture (--mtp: the synthetic qwen35moe file with an MTP block;
+// a model without one fails naming it): the greedy text equals the plain run's (resident and
 // streamed), --stats prints the speculative totals, --json carries them; bad
 // values exit 2 naming the flag before any file is opened, a missing --draft
 // file exits 1 naming it, a draft model with another vocabulary exits 2
@@ -39,7 +40,9 @@ TEST_CASE("les run / les chat --lookup / --draft: bad values exit 2 naming the f
                         Case{"--lookup --draft-max 65", "--draft-max"},
                         Case{"--lookup --draft-max 2147483647", "--draft-max"},
                         Case{"--lookup --draft-max 1e9", "--draft-max"},
-                        Case{"--draft x.gguf --draft-max 100000", "--draft-max"}, Case{"--draft ''", "--draft"}}) {
+                        Case{"--draft x.gguf --draft-max 100000", "--draft-max"}, Case{"--draft ''", "--draft"},
+                        Case{"--lookup --mtp", "--lookup and --mtp are two drafters"},
+                        Case{"--draft x.gguf --mtp", "--draft and --mtp are two drafters"}}) {
     for (const char* tool : {"run", "chat"}) {
       INFO(tool << " " << c.args);
       auto r = run_les(std::string(tool) + " -m /nonexistent.gguf " + c.args + " < /dev/null");
@@ -134,4 +137,24 @@ TEST_CASE("les chat --lookup / --draft: the answers equal the plain chat's; /sta
   const RunResult vocab = run_les(base + " --draft " + sh_quote(other) + " < /dev/null");
   CHECK(vocab.exit_code == 2);
   CHECK(vocab.err.find("vocabulary") != std::string::npos);
+}
+
+TEST_CASE("les run --mtp: greedy text equals plain; a model without an MTP head is refused", "[cli][mtp]") {
+  LES_REQUIRE_FIXTURE(model, "synthetic/qwen35moe-mtp-F16.gguf");
+  LES_REQUIRE_FIXTURE(no_head, "synthetic/qwen35moe-F16.gguf");
+  const std::string base = "run -m " + sh_quote(model) + " -p " + sh_quote(kPrompt) + " -n 24 --temp 0 --ignore-eos -t 2";
+  const RunResult plain = run_les(base);
+  REQUIRE(plain.exit_code == 0);
+  const RunResult r = run_les(base + " --mtp --draft-max 3 --stats");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == plain.out);
+  CHECK(r.err.find("speculative decoding: the model's MTP head, draft-max 3") != std::string::npos);
+  CHECK(r.err.find("les run: speculative: target passes ") != std::string::npos);
+  const RunResult bad = run_les("run -m " + sh_quote(no_head) + " -p hello -n 4 --temp 0 --mtp");
+  INFO(bad.err);
+  CHECK(bad.exit_code != 0);
+  CHECK(bad.err.find("no MTP") != std::string::npos);
+  CHECK(bad.err.find("qwen35moe") != std::string::npos);
+  CHECK(bad.out.empty());
 }

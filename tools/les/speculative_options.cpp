@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cerrno>
+#include <string>
 
 #include "les/model_options.h"
 
@@ -36,6 +37,9 @@ void add_speculative_options(CLI::App* cmd, SpeculativeOptions& o) {
       ->expected(0, 1);
   cmd->add_option("--draft", o.draft,
                   "Speculative decoding with a draft model: a GGUF with the same vocabulary as -m, run resident");
+  cmd->add_flag("--mtp", o.mtp,
+                "Speculative decoding with the draft head stored in -m (an MTP / nextn block; a model without "
+                "one is refused)");
   cmd->add_option("--draft-max", o.draft_max, "Most drafted tokens per verify pass (1..64)")->capture_default_str();
 }
 
@@ -50,8 +54,11 @@ int validate_speculative_options(const char* tool, SpeculativeOptions& o) {
       return 2;
     }
   }
-  if (o.lookup_ngram > 0 && !o.draft.empty()) {
-    std::fprintf(stderr, "les %s: --lookup and --draft are two drafters; give one\n", tool);
+  if ((o.lookup_ngram > 0) + !o.draft.empty() + o.mtp > 1) {
+    std::string given = o.lookup_ngram > 0 ? "--lookup" : "";
+    if (!o.draft.empty()) given += std::string(given.empty() ? "" : " and ") + "--draft";
+    if (o.mtp) given += " and --mtp";
+    std::fprintf(stderr, "les %s: %s are two drafters; give one\n", tool, given.c_str());
     return 2;
   }
   if (o.draft_max < 1 || o.draft_max > kMaxDraftMax) {
@@ -59,8 +66,8 @@ int validate_speculative_options(const char* tool, SpeculativeOptions& o) {
                  kMaxDraftMax, o.draft_max);
     return 2;
   }
-  if (o.lookup_ngram == 0 && o.draft.empty() && o.draft_max != SpeculativeOptions{}.draft_max)
-    std::fprintf(stderr, "les %s: note: --draft-max applies only with --lookup or --draft\n", tool);
+  if (!o.enabled() && o.draft_max != SpeculativeOptions{}.draft_max)
+    std::fprintf(stderr, "les %s: note: --draft-max applies only with --lookup, --draft or --mtp\n", tool);
   return 0;
 }
 
@@ -80,6 +87,7 @@ int open_draft_model(const char* tool, const SpeculativeOptions& o, const les_mo
 void apply_speculative_options(const SpeculativeOptions& o, const les_model* draft, les_generate_params& gp) {
   gp.lookup_ngram = o.lookup_ngram;
   gp.draft_model = draft;
+  gp.mtp = o.mtp;
   gp.draft_max = o.draft_max;
 }
 
@@ -90,6 +98,8 @@ void print_speculative_banner(const char* tool, const SpeculativeOptions& o, con
   else if (draft != nullptr)
     std::fprintf(stderr, "les %s: speculative decoding: draft model %s (%s), draft-max %d\n", tool, o.draft.c_str(),
                  model_desc(draft).c_str(), o.draft_max);
+  else if (o.mtp)
+    std::fprintf(stderr, "les %s: speculative decoding: the model's MTP head, draft-max %d\n", tool, o.draft_max);
 }
 
 void print_speculative_stats(const char* tool, const les_generate_stats& s) {

@@ -1,8 +1,9 @@
 // The speculative-decoding options and report of `les run` and `les chat`:
 //   --lookup [N]      prompt lookup drafting, n-grams of up to N tokens (default 3; 1..16)
 //   --draft MODEL     a draft model (same vocabulary as -m), run resident
+//   --mtp             the draft head (MTP / nextn block) stored in -m itself
 //   --draft-max D     most drafts per verify pass (1..64; default 8)
-// The settings go into les_generate_params (lookup_ngram, draft_model,
+// The settings go into les_generate_params (lookup_ngram, draft_model, mtp,
 // draft_max); how many drafts each pass checks is chosen from the bytes the
 // pass would read (les_generate.h), so speculation switches itself off when it
 // does not pay. --stats prints the totals of les_generate_stats' speculative
@@ -32,15 +33,16 @@ struct SpeculativeOptions {
   int32_t lookup_ngram = 0;  // parsed by validate_speculative_options (0 = off)
   std::string draft;       // --draft MODEL ("" = none)
   int32_t draft_max = 8;   // --draft-max
+  bool mtp = false;        // --mtp
 
-  bool enabled() const { return lookup_ngram > 0 || !draft.empty(); }
+  bool enabled() const { return lookup_ngram > 0 || !draft.empty() || mtp; }
 };
 
-// Adds --lookup [N], --draft MODEL, --draft-max D.
+// Adds --lookup [N], --draft MODEL, --mtp, --draft-max D.
 void add_speculative_options(CLI::App* cmd, SpeculativeOptions& o);
 
 // Usage errors (exit 2, "les TOOL: --flag ..."): --lookup not in 1..16,
-// --lookup with --draft, --draft-max not in 1..64 (a note when given without
+// two of --lookup, --draft and --mtp, --draft-max not in 1..64 (a note when given without
 // a drafter). Sets o.lookup_ngram. 0 when valid.
 int validate_speculative_options(const char* tool, SpeculativeOptions& o);
 
@@ -56,6 +58,7 @@ void apply_speculative_options(const SpeculativeOptions& o, const les_model* dra
 // The settings line on stderr, when speculation is on:
 //   les TOOL: speculative decoding: prompt lookup (n-grams up to N), draft-max D
 //   les TOOL: speculative decoding: draft model PATH (DESC), draft-max D
+//   les TOOL: speculative decoding: the model's MTP head, draft-max D
 void print_speculative_banner(const char* tool, const SpeculativeOptions& o, const les_model* draft);
 
 // The --stats lines:

@@ -84,6 +84,9 @@ class Context {
   // hidden_all()); 0 before the first decode.
   int32_t last_decode_pos0() const noexcept { return all_pos0_; }
   bool keeps_hidden() const noexcept { return params_.output_hidden; }  // ContextParams::output_hidden
+  // Turns ContextParams::output_hidden on or off from the next decode on
+  // (hidden_all() of earlier decodes is not recomputed).
+  void set_output_hidden(bool on) noexcept { params_.output_hidden = on; }
   int32_t n_past() const noexcept { return seq_.n_past(); }
   int32_t n_ctx() const noexcept { return seq_.n_ctx(); }
   int n_threads() const noexcept { return params_.n_threads; }

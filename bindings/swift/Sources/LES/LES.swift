@@ -168,6 +168,10 @@ public struct GenerateParams: Sendable {
   /// Fewest drafts verified when offered, 0...draftMax; 0 lets the byte-aware
   /// length switch speculation off when it does not pay.
   public var draftMin: Int32
+  /// Speculative decoding with the draft head stored in the context's own model
+  /// (an MTP / nextn block); false = none. A model without one throws LESError
+  /// (LES_ERR_UNSUPPORTED, naming the model). At most one drafter.
+  public var mtp: Bool
 
   public init() {
     let d = les_generate_default_params()
@@ -188,6 +192,7 @@ public struct GenerateParams: Sendable {
     draftModel = nil
     draftMax = d.draft_max
     draftMin = d.draft_min
+    mtp = d.mtp
   }
 
   /// Greedy decoding of at most `maxTokens` tokens.
@@ -347,6 +352,7 @@ public final class Context: @unchecked Sendable {
     p.lookup_ngram = params.lookupNgram
     p.draft_max = params.draftMax
     p.draft_min = params.draftMin
+    p.mtp = params.mtp
     p.draft_model = params.draftModel.map { OpaquePointer($0.handle) }
     // Stop strings as C strings that live for the call.
     let cStops: [UnsafeMutablePointer<CChar>?] = params.stop.map { strdup($0) }

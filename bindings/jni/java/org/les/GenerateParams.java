@@ -51,6 +51,13 @@ public final class GenerateParams {
   public int draftMax;
   /** Fewest drafts verified when offered, 0..draftMax; default 0 (the byte-aware length decides). */
   public int draftMin;
+  /**
+   * Speculative decoding with the draft head stored in the context's own model (an MTP / nextn
+   * block); default false. A model without one makes generate throw LesException
+   * (LES_ERR_UNSUPPORTED, naming the model). At most one drafter (not with lookupNgram or
+   * draftModel).
+   */
+  public boolean mtp;
 
   /**
    * Control-token texts in the prompt (such as {@code <|im_start|>}) become those tokens, as chat
@@ -59,7 +66,7 @@ public final class GenerateParams {
   public boolean parseSpecial;
 
   public GenerateParams() {
-    int[] ints = new int[8];
+    int[] ints = new int[9];
     float[] floats = new float[6];
     long[] seeds = new long[1];
     Native.generateDefaults(ints, floats, seeds);
@@ -71,6 +78,7 @@ public final class GenerateParams {
     draftMax = ints[5];
     draftMin = ints[6];
     parseSpecial = ints[7] != 0;
+    mtp = ints[8] != 0;
     temperature = floats[0];
     topP = floats[1];
     minP = floats[2];
@@ -90,7 +98,7 @@ public final class GenerateParams {
 
   int[] ints() {
     return new int[] {nPredict, ignoreEos ? 1 : 0, topK, penaltyLastN, lookupNgram, draftMax, draftMin,
-        parseSpecial ? 1 : 0};
+        parseSpecial ? 1 : 0, mtp ? 1 : 0};
   }
 
   float[] floats() {

@@ -156,6 +156,11 @@ public final class JniTest {
         bad.draftMax = 0;
         LesException e = expectLes(LesException.INVALID_ARGUMENT, () -> ctx.generate(prompt, bad, null));
         check(e.getMessage().contains("draft_max"), "message names draft_max: " + e.getMessage());
+        check(!new GenerateParams().mtp, "default mtp");
+        GenerateParams noHead = GenerateParams.greedy(4);
+        noHead.mtp = true;  // this model has no MTP block
+        LesException u = expectLes(LesException.UNSUPPORTED, () -> ctx.generate(prompt, noHead, null));
+        check(u.getMessage().contains("no MTP"), "message says the model has no MTP head: " + u.getMessage());
       }
     });
 

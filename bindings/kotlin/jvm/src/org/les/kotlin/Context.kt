@@ -39,6 +39,17 @@ fun GenerateParams.draftWith(model: Model, max: Int = draftMax, min: Int = draft
 }
 
 /**
+ * Speculative decoding with the draft head stored in the context's own model (an MTP / nextn
+ * block), drafting up to [max] tokens per verify pass (1..64). Lossless; a model without an MTP
+ * head makes generate throw [LesException] (LES_ERR_UNSUPPORTED, naming the model).
+ */
+fun GenerateParams.mtpHead(max: Int = draftMax, min: Int = draftMin) {
+    mtp = true
+    draftMax = max
+    draftMin = min
+}
+
+/**
  * One conversation over a [Model]: KV cache, logits, expert cache. Use it from one thread at a
  * time (a concurrent call throws [LesException] instead of racing); [cancel], [setExpertBudget],
  * [streamStats], [streamLayerStats] and [memoryPlan] may be called from any thread, also during
