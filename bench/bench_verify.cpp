@@ -1,7 +1,7 @@
 // Cost of a speculative verify pass of n rows against a one-token decode, on a
 // resident model (issue 13: does a k-row pass cost ~k one-row passes?).
 //
-//   bench_verify --model PATH [--past 128] [--rows 1,2,3,4,5,6,8] [--reps 200] [--threads 2] [--json]
+//   bench_verify --model PATH [--past 128] [--rows 1,2,3,4,5,6,8] [--reps 200] [--threads 2] [--prefill] [--json]
 //
 // The context first decodes --past tokens (fixed ids spread over the
 // vocabulary); then, for every n of --rows, interleaved in rounds, one
@@ -12,6 +12,9 @@
 // the ratio of the median to the one-row median (n = 1 is a plain decode: the
 // last row's logits only). Also the expert union of each n (distinct (layer,
 // expert) pairs), since routed-expert work grows with the union, not with n.
+// --prefill times the same passes as a prefill chunk runs them instead (the
+// last row's logits only, attention in batch order), to separate what a
+// verify pass pays per row for every row's logits and the one-token order.
 // It measures and prints; it asserts nothing. Time it under an exclusive hold
 // of the machine (flock -x /work/cpu.lock).
 #include <algorithm>
@@ -57,17 +60,18 @@ int main(int argc, char** argv) {
   std::string model_path;
   int n_past = 128, reps = 200, threads = 2;
   std::vector<int> rows{1, 2, 3, 4, 5, 6, 8};
-  bool json = false;
+  bool json = false, prefill = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--json") json = true;
+    else if (a == "--prefill") prefill = true;
     else if (a == "--model" && i + 1 < argc) model_path = argv[++i];
     else if (a == "--past" && i + 1 < argc) n_past = std::atoi(argv[++i]);
     else if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (a == "--rows" && i + 1 < argc) rows = parse_list(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: bench_verify --model PATH [--past N] [--rows 1,2,4] [--reps N] [--threads N] [--json]\n");
+      std::fprintf(stderr, "usage: bench_verify --model PATH [--past N] [--rows 1,2,4] [--reps N] [--threads N] [--prefill] [--json]\n");
       return 2;
     }
   }
@@ -99,7 +103,8 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < rows.size(); ++i) {
       const int n = rows[i];
       const auto t0 = Clock::now();
-      if (auto s = c.decode(tail.first(static_cast<size_t>(n)), /*all_logits=*/n > 1, /*rows_as_decode=*/true);
+      if (auto s = c.decode(tail.first(static_cast<size_t>(n)), /*all_logits=*/n > 1 && !prefill,
+                              /*rows_as_decode=*/!prefill);
           !s.ok())
         return fail(s);
       const double sec = seconds_since(t0);
@@ -111,9 +116,9 @@ int main(int argc, char** argv) {
   const double base = median(ms[0]);
   nlohmann::json out = nlohmann::json::array();
   if (!json)
-    std::printf("%s, %d threads, position %d, %d reps\n| rows | median ms | min ms | / 1-row median | expert union |\n"
+    std::printf("%s, %d threads, position %d, %d reps%s\n| rows | median ms | min ms | / 1-row median | expert union |\n"
                 "|---:|---:|---:|---:|---:|\n",
-                model_path.c_str(), threads, n_past, reps);
+                model_path.c_str(), threads, n_past, reps, prefill ? ", prefill passes" : ", verify passes");
   for (size_t i = 0; i < rows.size(); ++i) {
     const double med = median(ms[i]), mn = *std::min_element(ms[i].begin(), ms[i].end());
     if (json)

@@ -22,6 +22,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -101,7 +102,9 @@ def main():
     budget = quarter_budget_mib(a.les, a.fixtures + "/trained/tiny-qwen3moe-F16.gguf")
     runs = {}
     for r in range(a.rounds):
-        cmd = ["flock", "-x", a.lock, sys.executable, os.path.abspath(__file__), "--one-round", "--les", a.les,
+        # cpulock -x (where installed) is writer-preferring: no new build starts while a round waits.
+        hold = ["cpulock", "-x"] if shutil.which("cpulock") else ["flock", "-x", a.lock]
+        cmd = hold + [sys.executable, os.path.abspath(__file__), "--one-round", "--les", a.les,
                "--fixtures", a.fixtures, "-n", str(a.n), "--threads", str(a.threads), "--budget-mib", str(budget)]
         p = subprocess.run(cmd, check=True, capture_output=True, text=True)
         for x in json.loads(p.stdout):
