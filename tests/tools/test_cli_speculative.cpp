@@ -42,6 +42,8 @@ TEST_CASE("les run / les chat --lookup / --draft: bad values exit 2 naming the f
                         Case{"--lookup --draft-max 1e9", "--draft-max"},
                         Case{"--draft x.gguf --draft-max 100000", "--draft-max"}, Case{"--draft ''", "--draft"},
                         Case{"--lookup --mtp", "--lookup and --mtp are two drafters"},
+                        Case{"--lookup --draft-min -1", "--draft-min"},
+                        Case{"--lookup --draft-max 4 --draft-min 5", "--draft-min"},
                         Case{"--draft x.gguf --mtp", "--draft and --mtp are two drafters"}}) {
     for (const char* tool : {"run", "chat"}) {
       INFO(tool << " " << c.args);
@@ -77,7 +79,7 @@ TEST_CASE("les run --lookup / --draft: greedy text equals plain, with statistics
   REQUIRE(plain.exit_code == 0);
   REQUIRE(plain.out.size() > 40);
   for (const std::string& extra : std::vector<std::string>{
-           " --lookup --stats", " --lookup 2 --draft-max 4 --stats", " --draft " + sh_quote(draft) + " --stats",
+           " --lookup --stats", " --lookup 2 --draft-max 4 --stats", " --lookup --draft-max 4 --draft-min 4 --stats", " --draft " + sh_quote(draft) + " --stats",
         " --lookup --budget-mb 2 --stats", " --draft " + sh_quote(draft) + " --draft-max 3 --budget-mb 2 --stats"}) {
     INFO(extra);
     const RunResult r = run_les(base + extra);

@@ -41,6 +41,10 @@ void add_speculative_options(CLI::App* cmd, SpeculativeOptions& o) {
                 "Speculative decoding with the draft head stored in -m (an MTP / nextn block; a model without "
                 "one is refused)");
   cmd->add_option("--draft-max", o.draft_max, "Most drafted tokens per verify pass (1..64)")->capture_default_str();
+  cmd->add_option("--draft-min", o.draft_min,
+                  "Fewest drafts a verify pass checks when the drafter offers them (0..draft-max; 0 = the byte-aware "
+                  "length decides, > 0 forces speculation: for measurements)")
+      ->capture_default_str();
 }
 
 int validate_speculative_options(const char* tool, SpeculativeOptions& o) {
@@ -66,6 +70,11 @@ int validate_speculative_options(const char* tool, SpeculativeOptions& o) {
                  kMaxDraftMax, o.draft_max);
     return 2;
   }
+  if (o.draft_min < 0 || o.draft_min > o.draft_max) {
+    std::fprintf(stderr, "les %s: --draft-min must be in 0..--draft-max (%d), got %d\n", tool, o.draft_max,
+                 o.draft_min);
+    return 2;
+  }
   if (!o.enabled() && o.draft_max != SpeculativeOptions{}.draft_max)
     std::fprintf(stderr, "les %s: note: --draft-max applies only with --lookup, --draft or --mtp\n", tool);
   return 0;
@@ -89,6 +98,7 @@ void apply_speculative_options(const SpeculativeOptions& o, const les_model* dra
   gp.draft_model = draft;
   gp.mtp = o.mtp;
   gp.draft_max = o.draft_max;
+  gp.draft_min = o.draft_min;
 }
 
 void print_speculative_banner(const char* tool, const SpeculativeOptions& o, const les_model* draft) {

@@ -3,6 +3,9 @@
 //   --draft MODEL     a draft model (same vocabulary as -m), run resident
 //   --mtp             the draft head (MTP / nextn block) stored in -m itself
 //   --draft-max D     most drafts per verify pass (1..64; default 8)
+//   --draft-min D     fewest drafts a pass verifies when offered (0..draft-max;
+//                     default 0: the byte-aware length decides; > 0 forces
+//                     speculation, for measurements)
 // The settings go into les_generate_params (lookup_ngram, draft_model, mtp,
 // draft_max); how many drafts each pass checks is chosen from the bytes the
 // pass would read (les_generate.h), so speculation switches itself off when it
@@ -33,16 +36,18 @@ struct SpeculativeOptions {
   int32_t lookup_ngram = 0;  // parsed by validate_speculative_options (0 = off)
   std::string draft;       // --draft MODEL ("" = none)
   int32_t draft_max = 8;   // --draft-max
+  int32_t draft_min = 0;   // --draft-min
   bool mtp = false;        // --mtp
 
   bool enabled() const { return lookup_ngram > 0 || !draft.empty() || mtp; }
 };
 
-// Adds --lookup [N], --draft MODEL, --mtp, --draft-max D.
+// Adds --lookup [N], --draft MODEL, --mtp, --draft-max D, --draft-min D.
 void add_speculative_options(CLI::App* cmd, SpeculativeOptions& o);
 
 // Usage errors (exit 2, "les TOOL: --flag ..."): --lookup not in 1..16,
-// two of --lookup, --draft and --mtp, --draft-max not in 1..64 (a note when given without
+// two of --lookup, --draft and --mtp, --draft-max not in 1..64, --draft-min
+// not in 0..draft-max (a note when given without
 // a drafter). Sets o.lookup_ngram. 0 when valid.
 int validate_speculative_options(const char* tool, SpeculativeOptions& o);
 
