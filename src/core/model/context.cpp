@@ -107,11 +107,11 @@ Status Context::decode(std::span<const int32_t> caller_tokens, bool all_logits, 
   }
   if (own_checkpoint) seq_.drop_checkpoint();
   if (skip && all_logits) all.erase(all.begin(), all.begin() + n_vocab);
-  if (skip && params_.output_hidden) hidden.erase(hidden.begin(), hidden.begin() + E);
   logits_all_ = std::move(all);
   hidden_ = std::move(hidden);
   has_all_ = all_logits;
   all_pos0_ = n_past0 + static_cast<int32_t>(skip);
+  hidden_pos0_ = n_past0;  // the pending token's hidden row is kept (an MTP head needs every position's)
   union_ = {scratch_.ffn.union_experts, scratch_.ffn.union_bytes};
   tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
   pending_ = -1;

@@ -78,8 +78,12 @@ class Context {
   std::span<const float> logits() const;      // last decoded token; empty before the first decode
   std::span<const float> logits_all() const;  // all tokens of the last decode (if requested), else empty
   // With ContextParams::output_hidden: the last decode's n x n_embd final
-  // hidden rows (after output_norm), else empty.
+  // hidden rows (after output_norm) of positions hidden_pos0() .., the
+  // pending token's row first when the decode evaluated one; else empty.
   std::span<const float> hidden_all() const;
+  // Position of hidden_all()'s first row: last_decode_pos0(), or one less
+  // when the last decode evaluated a pending token first.
+  int32_t hidden_pos0() const noexcept { return hidden_pos0_; }
   // Position of the last decode's first row (of logits_all() and
   // hidden_all()); 0 before the first decode.
   int32_t last_decode_pos0() const noexcept { return all_pos0_; }
@@ -172,6 +176,7 @@ class Context {
   std::vector<float> hidden_;      // n x n_embd (output_hidden)
   bool has_all_ = false;
   int32_t all_pos0_ = 0;  // position of logits_all_'s first row
+  int32_t hidden_pos0_ = 0;  // hidden_pos0()
   ExpertUnion union_;
   std::vector<int32_t> tokens_;  // ids of positions 0..n_past()-1
   int32_t pending_ = -1;

@@ -38,6 +38,9 @@ Result<std::unique_ptr<MtpDrafter>> MtpDrafter::create(const Context& target, Mt
 
 void MtpDrafter::reset() noexcept {
   head_.reset();
+  recent_.clear();
+  recent_tokens_.clear();
+  recent_pos0_ = 0;
   std::fill(h_last_.begin(), h_last_.end(), 0.0f);
   accepted_ = 0;
   drafted_token_ = -1;
@@ -53,6 +56,11 @@ Status MtpDrafter::accept(int32_t pos0, std::span<const int32_t> tokens, std::sp
     return invalid_argument_error("MTP drafter: " + std::to_string(hidden.size()) + " hidden floats for " +
                                   std::to_string(m) + " tokens of n_embd " + std::to_string(E));
   if (m == 0) return Status();
+  // The target rows of positions pos0 - 1 .. pos0 + m - 1, for rewind().
+  recent_.assign(h_last_.begin(), h_last_.end());
+  recent_.insert(recent_.end(), hidden.begin(), hidden.end());
+  recent_pos0_ = pos0 - 1;
+  recent_tokens_.assign(tokens.begin(), tokens.end());
   // The entry at accepted_ from draft(next) is exact when next was kept.
   size_t skip = 0;
   if (drafted_token_ >= 0 && tokens[0] == drafted_token_ && head_.n_past() > accepted_) skip = 1;
@@ -103,9 +111,36 @@ Result<std::vector<int32_t>> MtpDrafter::draft(int32_t next, int32_t n_draft) {
   return out;
 }
 
+bool MtpDrafter::rewind(int32_t pos) {
+  if (pos < 1 || pos > accepted_) return false;
+  const size_t E = h_last_.size();
+  const int64_t r = static_cast<int64_t>(pos) - 1 - recent_pos0_;
+  if (r < 0 || static_cast<size_t>(r + 1) * E > recent_.size()) return false;
+  if (!head_.trim(pos).ok()) return false;
+  std::copy(recent_.begin() + r * static_cast<int64_t>(E), recent_.begin() + (r + 1) * static_cast<int64_t>(E),
+            h_last_.begin());
+  accepted_ = pos;
+  drafted_token_ = -1;
+  return true;
+}
+
 Status MtpDrafter::catch_up(const Context& target, std::span<const int32_t> known) {
   const int32_t n_past = target.n_past();
-  const int32_t p0 = target.last_decode_pos0();
+  const int32_t p0 = target.hidden_pos0();
+  // The target went back behind the head: trimmed after a stop inside a
+  // verified run (generate drops the accepted drafts after it), and perhaps
+  // decoding on from there (the next turn's prefill). The head agrees with
+  // the target up to the first position of its last accepted pass whose
+  // token differs (or n_past); step it back there if it kept that row.
+  if (p0 > 0 && accepted_ > std::min(n_past, p0) && !recent_tokens_.empty()) {
+    int32_t agree = recent_pos0_ + 1;
+    const int32_t lim = std::min(accepted_, n_past);
+    const int64_t base = static_cast<int64_t>(known.size()) - n_past;  // known[base + p] is position p
+    while (agree < lim && base + agree >= 0 &&
+           recent_tokens_[static_cast<size_t>(agree - recent_pos0_ - 1)] == known[static_cast<size_t>(base + agree)])
+      ++agree;
+    if (agree < accepted_) (void)rewind(agree);
+  }
   // The target went back (reset, trimmed) or re-decoded positions the head
   // holds: start over when its last decode starts at 0 (a new prefill).
   if (accepted_ > n_past || (accepted_ < n_past && p0 < accepted_)) {
@@ -150,7 +185,7 @@ void MtpDrafter::on_verified(const VerifiedPass& v) {
   if (v.target == nullptr || v.pos0 != accepted_) return;  // propose() resynchronises or reports the gap
   const size_t E = h_last_.size();
   const auto hid = v.target->hidden_all();
-  if (v.target->last_decode_pos0() != v.pos0 || hid.size() < v.kept.size() * E) return;
+  if (v.target->hidden_pos0() != v.pos0 || hid.size() < v.kept.size() * E) return;
   (void)accept(v.pos0, v.kept, hid.first(v.kept.size() * E));  // an error resets the head; propose() reports it
 }
 

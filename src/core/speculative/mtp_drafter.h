@@ -74,6 +74,10 @@ class MtpDrafter final : public Drafter {
 
  private:
   MtpDrafter(std::unique_ptr<MtpHead> head, ExpertSource& experts);
+  // Steps the head back to position `pos` (1 <= pos <= n_accepted()) when
+  // the target rows it needs (of pos - 1) are among the last accepted pass's;
+  // false (nothing changed) otherwise.
+  bool rewind(int32_t pos);
   // Brings the head to the target's n_past() from the target's last decode's
   // hidden rows; `known` ends with the token at position target.n_past() - 1.
   Status catch_up(const Context& target, std::span<const int32_t> known);
@@ -82,6 +86,9 @@ class MtpDrafter final : public Drafter {
   MtpHead& head_;
   ExpertSource& experts_;
   std::vector<float> h_last_;  // the target's hidden row of position accepted_ - 1 (zeros at 0)
+  std::vector<float> recent_;  // target rows of positions recent_pos0_ .. accepted_ - 1 (the last accept())
+  std::vector<int32_t> recent_tokens_;  // the tokens of positions recent_pos0_ + 1 .. accepted_ - 1
+  int32_t recent_pos0_ = 0;
   int32_t accepted_ = 0;
   int32_t drafted_token_ = -1;  // `next` of the last draft(), whose entry sits at accepted_
   double sec_per_token_ = 0;    // moving average of draft() time per token

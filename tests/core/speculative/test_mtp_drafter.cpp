@@ -6,7 +6,9 @@
 // computed from scratch over the whole sequence (the head followed the
 // target through every pass and rollback: its first draft after a sequence
 // of length L+1 is argmax of the head at position L, given token L and the
-// target's hidden row of L - 1). Errors: no MTP block, no hidden rows.
+// target's hidden row of L - 1). A target trimmed behind the head (a stop
+// inside a verified run) and decoding on is followed again, drafting as a
+// drafter that saw the sequence at once. Errors: no MTP block, no hidden rows.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -165,4 +167,53 @@ TEST_CASE("MTP drafter: refused without an MTP block or without the target's hid
   CHECK(got.status().message().find("are gone") != std::string::npos);
   r.target = nullptr;
   CHECK_FALSE((*m)->propose(r).ok());
+}
+
+TEST_CASE("MTP drafter: a target trimmed behind the head and decoding on is followed again", "[speculative][mtp]") {
+  LES_REQUIRE_FIXTURE(path, "synthetic/qwen35moe-mtp-F16.gguf");
+  Loaded l = load_model(path);
+  const std::vector<int32_t> prompt = {1, 40, 41, 42, 43, 44};
+  const std::vector<int32_t> pass = {50, 51, 52};  // kept by a verify pass at positions 6..8
+  const int32_t x = 60, z = 61;                     // position 7 after the trim, then the pending token
+  auto ctx = make_context(*l.model, 64, 0, /*output_hidden=*/true);
+  auto m = MtpDrafter::create(*ctx);
+  REQUIRE(m.ok());
+  REQUIRE(ctx->decode(prompt).ok());
+  REQUIRE((*m)->prefill(*ctx, prompt).ok());
+  // A hybrid model's recurrent state returns to a row of the pass through its checkpoint.
+  if (ctx->sequence().has_recurrent()) REQUIRE(ctx->checkpoint(static_cast<int32_t>(pass.size())).ok());
+  REQUIRE(ctx->decode(pass, /*all_logits=*/true, /*rows_as_decode=*/true).ok());
+  VerifiedPass vp;
+  vp.n_verified = 2;
+  vp.n_accepted = 2;
+  vp.pos0 = 6;
+  vp.kept = pass;
+  vp.target = ctx.get();
+  (*m)->on_verified(vp);
+  REQUIRE((*m)->n_accepted() == 9);
+  // A stop after position 6: the target drops 7..8 and decodes another token there.
+  REQUIRE(ctx->trim(7).ok());
+  ctx->drop_checkpoint();
+  REQUIRE(ctx->decode(std::span<const int32_t>(&x, 1)).ok());
+  std::vector<int32_t> hist = prompt;
+  hist.insert(hist.end(), {pass[0], x, z});
+  DraftRequest r;
+  r.history = hist;
+  r.max_tokens = 2;
+  r.target = ctx.get();
+  auto got = (*m)->propose(r);
+  INFO(got.status().to_string());
+  REQUIRE(got.ok());
+  CHECK((*m)->n_accepted() == 8);
+  // The same draft as a drafter that saw the sequence in one prefill.
+  auto ctx2 = make_context(*l.model, 64, 0, /*output_hidden=*/true);
+  auto m2 = MtpDrafter::create(*ctx2);
+  REQUIRE(m2.ok());
+  const std::vector<int32_t> seq(hist.begin(), hist.end() - 1);
+  REQUIRE(ctx2->decode(seq).ok());
+  REQUIRE((*m2)->prefill(*ctx2, seq).ok());
+  r.target = ctx2.get();
+  auto want = (*m2)->propose(r);
+  REQUIRE(want.ok());
+  CHECK(got->tokens == want->tokens);
 }
