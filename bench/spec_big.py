@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -41,7 +42,9 @@ def main():
     runs = {"plain": [], "lookup": []}
     for r in range(a.rounds):
         for name, extra in (("plain", []), ("lookup", ["--lookup"])):
-            cmd = ["flock", "-x", a.lock, a.les, "run", "-m", a.model, "--budget-mb", str(a.budget_mb), "-p",
+            # cpulock -x (where installed) is writer-preferring: no new build starts while a run waits.
+            hold = ["cpulock", "-x"] if shutil.which("cpulock") else ["flock", "-x", a.lock]
+            cmd = hold + [a.les, "run", "-m", a.model, "--budget-mb", str(a.budget_mb), "-p",
                    REPETITIVE, "--temp", "0", "--ignore-eos", "-n", str(a.n), "-t", str(a.threads), "--json",
                    "--stats"] + extra
             p = subprocess.run(cmd, capture_output=True, text=True)
