@@ -113,6 +113,22 @@ struct OpKernels {
   void (*rms_norm_gated)(const float* x, const float* w, const float* z, int64_t n, float eps, float* out) = nullptr;
   // One value head of the gated delta rule over a.n_tokens tokens (DeltaRuleArgs).
   void (*delta_rule)(const struct DeltaRuleArgs& a) = nullptr;
+
+  // --- Vision encoder (SigLIP-style ViT, vision/vision_encoder.h) element-wise
+  // ops: ggml's norm / gelu / gelu_erf. SIMD tiers may differ from the scalar
+  // reference by a few ulp (different tanh / erf evaluations), not bit for bit.
+
+  // LayerNorm of one row (ggml_norm, then ggml_mul by w and ggml_add of b):
+  //   mean = (sum of x[i] in double) / n; c[i] = x[i] - float(mean);
+  //   var = (sum of c[i] * c[i] in double) / n; s = 1 / sqrt(float(var) + eps);
+  //   y[i] = (c[i] * s) * w[i] + b[i] (w or b null: 1 / 0). y may alias x. n >= 1.
+  void (*layer_norm)(const float* x, const float* w, const float* b, int64_t n, float eps, float* y) = nullptr;
+  // y[i] = 0.5 x (1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2))), i < n (tanh-approximate
+  // GELU, ggml_gelu / PyTorch gelu_pytorch_tanh). y may alias x.
+  void (*gelu_tanh)(const float* x, int64_t n, float* y) = nullptr;
+  // y[i] = 0.5 x (1 + erf(x / sqrt(2))), i < n (exact GELU, ggml_gelu_erf /
+  // PyTorch nn.GELU()). y may alias x.
+  void (*gelu_erf)(const float* x, int64_t n, float* y) = nullptr;
 };
 
 // Arguments of OpKernels::delta_rule: one value head of ggml_gated_delta_net

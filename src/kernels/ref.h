@@ -185,4 +185,10 @@ void l2_norm_ref(const float* x, int64_t n, float eps, float* y);
 void rms_norm_gated_ref(const float* x, const float* w, const float* z, int64_t n, float eps, float* out);
 void delta_rule_ref(const DeltaRuleArgs& a);
 
+// Vision encoder references (kernels.h OpKernels states each contract;
+// ref_vision_ops.cpp): LayerNorm with weight and bias, tanh and erf GELU.
+void layer_norm_ref(const float* x, const float* w, const float* b, int64_t n, float eps, float* y);
+void gelu_tanh_ref(const float* x, int64_t n, float* y);
+void gelu_erf_ref(const float* x, int64_t n, float* y);
+
 }  // namespace les::kernels

@@ -66,6 +66,9 @@ void fill_scalar_table(KernelTable& t) {
   t.ops.l2_norm = l2_norm_ref;
   t.ops.rms_norm_gated = rms_norm_gated_ref;
   t.ops.delta_rule = delta_rule_ref;
+  t.ops.layer_norm = layer_norm_ref;
+  t.ops.gelu_tanh = gelu_tanh_ref;
+  t.ops.gelu_erf = gelu_erf_ref;
   t.fit = reference_fit_kernels();
 }
 
