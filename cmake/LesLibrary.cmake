@@ -12,6 +12,7 @@ file(GLOB LES_CORE_SOURCES CONFIGURE_DEPENDS
   ${CMAKE_SOURCE_DIR}/src/core/model/arch/*.cpp
   ${CMAKE_SOURCE_DIR}/src/io/*.cpp
   ${CMAKE_SOURCE_DIR}/src/sched/*.cpp
+  ${CMAKE_SOURCE_DIR}/src/vision/*.cpp
   ${CMAKE_SOURCE_DIR}/bindings/c/*.cpp)
 
 # utf8proc (libutf8proc-dev): Unicode general categories for the BPE
