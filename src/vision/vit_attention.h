@@ -11,21 +11,33 @@
 // head h in columns [h * head_dim, (h + 1) * head_dim) (ggml's reshape to
 // [head_dim, n_head, n]). Precondition: n % group == 0, group >= 1.
 //
-// Thread-safety: work split over `pool` (null: calling thread); `scratch` is
-// resized to n_threads * group floats and must not be shared between calls
-// running at once.
+// Large groups run as ggml does, per head: S = K_h Q_h^T through the kernels'
+// F32 matmul (kernels/matmul.h, the tier's vec_dot_f32), the scaled softmax of
+// each row of S (kernels' ops::softmax, ggml_vec_soft_max_f32's order), then
+// O_h = P V_h as a matmul with V_h^T; small groups (windows) token by token.
+// Memory: group^2 floats of scores for one head at a time.
+//
+// Thread-safety: work split over `pool` (null: calling thread); `scratch` must
+// not be shared between calls running at once.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "kernels/kernels.h"
 #include "kernels/thread_pool.h"
 
 namespace les::vision {
 
+// Reusable buffers of vit_attention (grown on demand).
+struct VitAttentionScratch {
+  std::vector<float> q, k, vt, s, o;
+  std::vector<uint8_t> xq;
+};
+
 // out[t, h] = sum_j softmax_j(scale * q[t, h] . k[j, h]) v[j, h], j over t's group.
-// The softmax is kernels' ops::softmax (ggml_vec_soft_max_f32 order).
-void vit_attention(const float* q, const float* k, const float* v, int64_t n, int n_head, int head_dim,
-                   int64_t group, float scale, float* out, kernels::ThreadPool* pool, std::vector<float>& scratch);
+void vit_attention(const kernels::KernelTable& table, const float* q, const float* k, const float* v, int64_t n,
+                   int n_head, int head_dim, int64_t group, float scale, float* out, kernels::ThreadPool* pool,
+                   VitAttentionScratch& scratch);
 
 }  // namespace les::vision

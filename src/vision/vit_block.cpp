@@ -35,7 +35,7 @@ Status vit_self_attention(const WeightView& q_w, const WeightView& q_b, const We
   }
   const int dh = static_cast<int>(hp.head_dim());
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
-  vit_attention(ws.q.data(), ws.k.data(), ws.v.data(), n, static_cast<int>(hp.n_head), dh, group, scale,
+  vit_attention(*c.table, ws.q.data(), ws.k.data(), ws.v.data(), n, static_cast<int>(hp.n_head), dh, group, scale,
                 ws.attn.data(), c.pool(), ws.attn_scratch);
   return linear(o_w, o_b, ws.attn.data(), n, out, c);
 }

@@ -12,13 +12,15 @@
 
 #include "util/status.h"
 #include "vision/mmproj_model.h"
+#include "vision/vit_attention.h"
 #include "vision/vit_ops.h"
 
 namespace les::vision {
 
 // Reusable buffers of the encoder's stages (grown on demand, never shrunk).
 struct VitWorkspace {
-  std::vector<float> norm, q, k, v, attn, ff, tmp, attn_scratch;
+  std::vector<float> norm, q, k, v, attn, ff, tmp;
+  VitAttentionScratch attn_scratch;
 };
 
 // x: n tokens x E (in place). Errors: unsupported (a weight type without a kernel).
