@@ -180,10 +180,16 @@ Status MmprojModel::read_weights() {
     LES_ASSIGN_OR_RETURN(L.o_b, lk.optional(n("attn_out.bias"), {E}, TC::f32_only));
     LES_ASSIGN_OR_RETURN(L.ls1, lk.optional(n("ls1.weight"), {E}, TC::f32_only));
     LES_ASSIGN_OR_RETURN(L.ls2, lk.optional(n("ls2.weight"), {E}, TC::f32_only));
-    LES_ASSIGN_OR_RETURN(L.up_w, lk.require(n("ffn_up.weight"), {E, h.n_ff}, TC::matrix));
-    LES_ASSIGN_OR_RETURN(L.up_b, lk.optional(n("ffn_up.bias"), {h.n_ff}, TC::f32_only));
-    LES_ASSIGN_OR_RETURN(L.down_w, lk.require(n("ffn_down.weight"), {h.n_ff, E}, TC::matrix));
-    LES_ASSIGN_OR_RETURN(L.down_b, lk.optional(n("ffn_down.bias"), {E}, TC::f32_only));
+    // Older conversions name the FFN matrices the other way round; like
+    // llama.cpp's clip loader, a "ffn_down" whose input width is E is the up
+    // projection (its bias goes with it). Only decidable when n_ff != E.
+    const gguf::TensorInfo* down_info = f.find_tensor(n("ffn_down.weight"));
+    const bool swapped = h.n_ff != E && down_info != nullptr && down_info->ne[0] == E;
+    const std::string up = swapped ? "ffn_down" : "ffn_up", down = swapped ? "ffn_up" : "ffn_down";
+    LES_ASSIGN_OR_RETURN(L.up_w, lk.require(n((up + ".weight").c_str()), {E, h.n_ff}, TC::matrix));
+    LES_ASSIGN_OR_RETURN(L.up_b, lk.optional(n((up + ".bias").c_str()), {h.n_ff}, TC::f32_only));
+    LES_ASSIGN_OR_RETURN(L.down_w, lk.require(n((down + ".weight").c_str()), {h.n_ff, E}, TC::matrix));
+    LES_ASSIGN_OR_RETURN(L.down_b, lk.optional(n((down + ".bias").c_str()), {E}, TC::f32_only));
   }
 
   VitMergerWeights& M = w_.merger;

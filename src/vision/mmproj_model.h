@@ -12,7 +12,9 @@
 //   the hyper-parameters below (required unless a default is given), each
 //   tensor's shape against them, element types (F32 vectors, matrices of a
 //   type with a matmul kernel), and the output width (mm.down rows) against
-//   the text model's n_embd when one is given.
+//   the text model's n_embd when one is given. A file whose blocks name the FFN
+//   matrices the other way round (ffn_down.weight of shape [E, n_ff], as some
+//   older conversions write) is read with the two swapped, as llama.cpp does.
 //
 // The weights are views into the file's read-only mapping: they stay resident
 // (page cache) while the model lives and go with it.

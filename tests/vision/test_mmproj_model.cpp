@@ -4,6 +4,7 @@
 // file. Each is refused with a status naming what is wrong.
 #include <catch2/catch.hpp>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -28,7 +29,8 @@ const char* kMmproj = "multimodal/mmproj-minicpmv4_6-tiny-F16.gguf";
 // tensor `drop_tensor` ("" drops nothing), and with tensor `shrink` (if any)
 // written with its last dimension halved.
 std::string damaged_copy(const std::string& src, const std::string& name, const std::string& drop_key,
-                         const std::string& drop_tensor, const std::string& shrink = "") {
+                         const std::string& drop_tensor, const std::string& shrink = "",
+                         const std::function<std::string(const std::string&)>& rename = {}) {
   const std::string dst = les::test::temp_dir() + "/" + name;
   auto in = les::gguf::GgufFile::open(src);
   REQUIRE(in.ok());
@@ -45,7 +47,8 @@ std::string damaged_copy(const std::string& src, const std::string& name, const 
       ne.back() /= 2;
       bytes /= 2;
     }
-    REQUIRE(w.add_tensor(t.name, t.type, std::span<const int64_t>(ne), data.data(), bytes).ok());
+    const std::string out_name = rename ? rename(t.name) : t.name;
+    REQUIRE(w.add_tensor(out_name, t.type, std::span<const int64_t>(ne), data.data(), bytes).ok());
   }
   REQUIRE(w.write_to_file(dst).ok());
   return dst;
@@ -157,4 +160,27 @@ TEST_CASE("mmproj loader refuses truncated files", "[vision]") {
   auto missing = MmprojModel::load(les::test::temp_dir() + "/does-not-exist.gguf");
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().code() == StatusCode::io);
+}
+
+TEST_CASE("mmproj loader reads FFN matrices named the other way round, as llama.cpp does", "[vision]") {
+  LES_REQUIRE_FIXTURE(path, kMmproj);
+  // Block 1's ffn_up.* are written as ffn_down.* and the other way round.
+  auto swap = [](const std::string& n) {
+    const std::string up = "v.blk.1.ffn_up.", down = "v.blk.1.ffn_down.";
+    if (n.rfind(up, 0) == 0) return down + n.substr(up.size());
+    if (n.rfind(down, 0) == 0) return up + n.substr(down.size());
+    return n;
+  };
+  auto a = MmprojModel::load(path);
+  auto b = MmprojModel::load(damaged_copy(path, "swapped-ffn.gguf", "", "", "", swap));
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  const auto& la = (*a)->weights().layers[1];
+  const auto& lb = (*b)->weights().layers[1];
+  REQUIRE(lb.up_w.rows() == 128);
+  REQUIRE(lb.down_w.rows() == 64);
+  CHECK(std::memcmp(la.up_w.data, lb.up_w.data, la.up_w.slab_bytes()) == 0);
+  CHECK(std::memcmp(la.down_w.data, lb.down_w.data, la.down_w.slab_bytes()) == 0);
+  CHECK(std::memcmp(la.up_b.data, lb.up_b.data, 128 * sizeof(float)) == 0);
+  CHECK(std::memcmp(la.down_b.data, lb.down_b.data, 64 * sizeof(float)) == 0);
 }
