@@ -1,13 +1,15 @@
 // The mmproj loader on the fixture (hyper-parameters, tensors) and on damaged
 // copies of it written with LES's GGUF writer: another projector type, a text
 // model of another width, a missing key or tensor, a wrong shape, a truncated
-// file. Each is refused with a status naming what is wrong.
+// file, random damage to the metadata. Each is refused with a status naming
+// what is wrong, never a crash.
 #include <catch2/catch.hpp>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <random>
 #include <span>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "support/fixtures.h"
 #include "support/gguf_copy.h"
 #include "vision/mmproj_model.h"
+#include "vision/vision_encoder.h"
 
 using les::StatusCode;
 using les::vision::MmprojModel;
@@ -183,4 +186,35 @@ TEST_CASE("mmproj loader reads FFN matrices named the other way round, as llama.
   CHECK(std::memcmp(la.down_w.data, lb.down_w.data, la.down_w.slab_bytes()) == 0);
   CHECK(std::memcmp(la.up_b.data, lb.up_b.data, 128 * sizeof(float)) == 0);
   CHECK(std::memcmp(la.down_b.data, lb.down_b.data, 64 * sizeof(float)) == 0);
+}
+
+TEST_CASE("mmproj loader survives damaged metadata bytes", "[vision]") {
+  LES_REQUIRE_FIXTURE(path, kMmproj);
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto f = les::gguf::GgufFile::open(path);
+  REQUIRE(f.ok());
+  const size_t header = static_cast<size_t>((*f)->data_offset());  // keys and tensor infos
+  REQUIRE(header < bytes.size());
+  std::mt19937 rng(19);
+  int refused = 0, loaded = 0;
+  for (int i = 0; i < 150; ++i) {
+    std::vector<char> b = bytes;
+    for (int k = 0; k < 1 + i % 3; ++k) b[rng() % header] = static_cast<char>(rng());
+    const std::string dst = les::test::temp_dir() + "/mutated.gguf";
+    std::ofstream(dst, std::ios::binary | std::ios::trunc).write(b.data(), static_cast<std::streamsize>(b.size()));
+    auto m = MmprojModel::load(dst);
+    if (!m.ok()) {
+      ++refused;
+      CHECK_FALSE(m.status().message().empty());
+      continue;
+    }
+    ++loaded;  // a harmless byte (a string's content, say): the encoder must still run or refuse
+    les::vision::VisionEncoder enc(**m, nullptr);
+    std::vector<float> img(3 * 56 * 56, 0.1f), out;
+    const les::Status st = enc.encode(img.data(), 56, 56, out);
+    if (st.ok()) CHECK(out.size() == static_cast<size_t>((*m)->hparams().n_embd_out));
+  }
+  CHECK(refused > 0);
+  INFO("loaded " << loaded);
 }
