@@ -22,7 +22,13 @@ file(GLOB LES_CORE_SOURCES CONFIGURE_DEPENDS
 # api_no_icu checks that libles.so does not link it.
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
 
+# stb_image (libstb-dev): PNG/JPEG/PPM decoding for the vision input
+# (vision/image_decode.cpp compiles the header-only implementation itself, with
+# internal linkage; libstb.so is not linked).
+find_path(STB_IMAGE_INCLUDE_DIR stb_image.h PATH_SUFFIXES stb REQUIRED)
+
 add_library(les_obj OBJECT ${LES_CORE_SOURCES})
+target_include_directories(les_obj SYSTEM PRIVATE ${STB_IMAGE_INCLUDE_DIR})
 target_include_directories(les_obj PUBLIC ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include)
 target_link_libraries(les_obj PUBLIC les_kernels_obj fmt::fmt spdlog::spdlog nlohmann_json::nlohmann_json
                       Threads::Threads PkgConfig::UTF8PROC)

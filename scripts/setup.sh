@@ -9,7 +9,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git python3
   liburing-dev libfmt-dev libspdlog-dev catch2 nlohmann-json3-dev libcli11-dev
-  libbenchmark-dev libutf8proc-dev libcpp-httplib-dev
+  libbenchmark-dev libutf8proc-dev libcpp-httplib-dev libstb-dev
   default-jdk-headless kotlin
   clang libclang-rt-14-dev valgrind
   g++-aarch64-linux-gnu qemu-user
