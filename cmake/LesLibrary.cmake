@@ -29,6 +29,11 @@ find_path(STB_IMAGE_INCLUDE_DIR stb_image.h PATH_SUFFIXES stb REQUIRED)
 
 add_library(les_obj OBJECT ${LES_CORE_SOURCES})
 target_include_directories(les_obj SYSTEM PRIVATE ${STB_IMAGE_INCLUDE_DIR})
+# llama.cpp's resizes are bit-exact only without fused multiply-adds (its x86-64
+# build has none); keep the compiler from contracting them on any target.
+set_source_files_properties(${CMAKE_SOURCE_DIR}/src/vision/image_resize.cpp
+                            ${CMAKE_SOURCE_DIR}/src/vision/image_slicing.cpp
+                            PROPERTIES COMPILE_OPTIONS -ffp-contract=off)
 target_include_directories(les_obj PUBLIC ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include)
 target_link_libraries(les_obj PUBLIC les_kernels_obj fmt::fmt spdlog::spdlog nlohmann_json::nlohmann_json
                       Threads::Threads PkgConfig::UTF8PROC)
