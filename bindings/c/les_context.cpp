@@ -253,9 +253,10 @@ les_status les_context_trim(les_context* ctx, int32_t n_keep) {
     // The kept last token becomes pending when its logits went with the trim,
     // so the next decode re-evaluates it and les_generate(ctx, "") continues.
     // A recurrent state cannot go back one position: it stays without logits.
+    // (Not for a position filled from an embedding row: no token to re-evaluate.)
     if (n_keep > 0 && !c.has_logits() && c.pending() < 0) {
       const int32_t last = c.tokens()[static_cast<size_t>(n_keep) - 1];
-      if (c.trim(n_keep - 1).ok()) {
+      if (last >= 0 && c.trim(n_keep - 1).ok()) {
         s = c.set_pending(last);
         if (!s.ok()) return fail(s, &ctx->last_error);
       }

@@ -51,7 +51,7 @@ Result<Sampler> Sampler::create(const SamplerParams& params) {
 }
 
 void Sampler::accept(int32_t token) {
-  if (params_.penalty_last_n == 0) return;
+  if (params_.penalty_last_n == 0 || token < 0) return;
   history_.push_back(token);
   while (history_.size() > static_cast<size_t>(params_.penalty_last_n)) history_.pop_front();
 }

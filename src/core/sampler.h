@@ -93,6 +93,8 @@ class Sampler {
   double uniform() { return uniform01(); }
 
   // Records a token in the penalty window (prompt tokens and generated ones).
+  // A negative id (a position filled from an embedding row, context.h) is
+  // not a token and is ignored, as llama.cpp's samplers never see image rows.
   void accept(int32_t token);
 
   // Clears the penalty window and reseeds the RNG with params().seed.

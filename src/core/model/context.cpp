@@ -1,6 +1,7 @@
 #include "core/model/context.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <thread>
 
@@ -56,6 +57,26 @@ Status Context::decode(std::span<const int32_t> caller_tokens, bool all_logits, 
     if (caller_tokens[i] < 0 || caller_tokens[i] >= n_vocab)
       return invalid_argument_error("decode: token id " + std::to_string(caller_tokens[i]) + " at index " +
                                     std::to_string(i) + " out of range [0, " + std::to_string(n_vocab) + ")");
+  return decode_rows(caller_tokens, nullptr, all_logits, rows_as_decode);
+}
+
+Status Context::decode_embeddings(std::span<const float> embd, bool all_logits) {
+  const size_t E = static_cast<size_t>(model_.hparams().n_embd);
+  if (embd.empty()) return invalid_argument_error("decode_embeddings: no embedding rows");
+  if (embd.size() % E != 0)
+    return invalid_argument_error("decode_embeddings: " + std::to_string(embd.size()) +
+                                  " floats is not a whole number of rows of n_embd = " + std::to_string(E));
+  for (size_t i = 0; i < embd.size(); ++i)
+    if (!std::isfinite(embd[i]))
+      return invalid_argument_error("decode_embeddings: row " + std::to_string(i / E) + " holds a non-finite value (" +
+                                    std::to_string(embd[i]) + " at column " + std::to_string(i % E) + ")");
+  const std::vector<int32_t> rows(embd.size() / E, kEmbeddingToken);
+  return decode_rows(rows, embd.data(), all_logits, /*rows_as_decode=*/false);
+}
+
+Status Context::decode_rows(std::span<const int32_t> caller_tokens, const float* embd, bool all_logits,
+                            bool rows_as_decode) {
+  const int32_t n_vocab = model_.hparams().n_vocab;
   // The pending token goes first, in the same batch; its logits row is not returned.
   std::vector<int32_t> with_pending;
   std::span<const int32_t> tokens = caller_tokens;
@@ -82,13 +103,15 @@ Status Context::decode(std::span<const int32_t> caller_tokens, bool all_logits, 
   std::vector<float> all, hidden;  // with the pending token's row; dropped below
   if (all_logits) all.resize(static_cast<size_t>(n) * n_vocab);
   if (params_.output_hidden) hidden.resize(static_cast<size_t>(n * E));
+  const float* chunk_embd = embd;  // the next embedding row
   for (int64_t c0 = 0; c0 < n; c0 += params_.n_batch) {
     const int64_t m = std::min<int64_t>(params_.n_batch, n - c0);
     const bool last_chunk = c0 + m == n;
     chunk_logits_.resize(static_cast<size_t>(all_logits ? m : 1) * n_vocab);
-    Status st = forward_batch(model_, seq_, expert_source(), tokens.subspan(static_cast<size_t>(c0), static_cast<size_t>(m)),
-                              all_logits, chunk_logits_.data(), scratch_, &observers_,
-                              params_.output_hidden ? hidden.data() + c0 * E : nullptr);
+    const auto chunk = tokens.subspan(static_cast<size_t>(c0), static_cast<size_t>(m));
+    Status st = forward_batch(model_, seq_, expert_source(), chunk, all_logits, chunk_logits_.data(), scratch_,
+                              &observers_, params_.output_hidden ? hidden.data() + c0 * E : nullptr, chunk_embd);
+    if (chunk_embd != nullptr) chunk_embd += std::count(chunk.begin(), chunk.end(), kEmbeddingToken) * E;
     if (!st.ok()) {
       // Drop the chunks of this call already appended (and the recurrent updates).
       if (!seq_.restore(n_past0).ok()) {

@@ -74,6 +74,19 @@ class Context {
   // it a batch follows llama.cpp's batched attention order for an F16 KV
   // cache, whose last bits differ from single-token decoding.
   Status decode(std::span<const int32_t> tokens, bool all_logits = false, bool rows_as_decode = false);
+  // Appends n = embd.size() / n_embd embedding rows (row-major n x n_embd
+  // floats, e.g. a vision projector's image embeddings) at positions
+  // n_past()..n_past()+n-1, one position per row, each row taking the place
+  // of a token's token_embd row (plain sequential positions: what llama.cpp
+  // gives image embeddings for a text model whose M-RoPE sections are all
+  // equal, e.g. qwen35moe; ../shared/fixtures/multimodal/README.md "Decoder
+  // positions"). Otherwise as decode(): a pending token goes first, chunks of
+  // n_batch, logits() afterwards holds the last row's logits; tokens() shows
+  // kEmbeddingToken (-1) for these positions. Errors: invalid_argument (no
+  // rows, a size that is not a multiple of n_embd, a non-finite value: the
+  // message names its row), context_full, errors of the expert source; on
+  // error nothing changes, as for decode().
+  Status decode_embeddings(std::span<const float> embd, bool all_logits = false);
 
   std::span<const float> logits() const;      // last decoded token; empty before the first decode
   std::span<const float> logits_all() const;  // all tokens of the last decode (if requested), else empty
@@ -124,7 +137,8 @@ class Context {
   };
   ExpertUnion last_expert_union() const noexcept { return union_; }
 
-  // Session: the ids of positions 0..n_past()-1 in order.
+  // Session: the ids of positions 0..n_past()-1 in order (kEmbeddingToken
+  // for a position decode_embeddings() filled).
   std::span<const int32_t> tokens() const noexcept { return tokens_; }
   // The pending token, or -1 (none).
   int32_t pending() const noexcept { return pending_; }
@@ -162,6 +176,9 @@ class Context {
         pool_(std::make_unique<kernels::ThreadPool>(p.n_threads)) {
     scratch_.mm.pool = pool_.get();
   }
+  // decode() and decode_embeddings() after their checks: `tokens` (ids, or
+  // kEmbeddingToken for the rows of `embd`, in order) after the pending token.
+  Status decode_rows(std::span<const int32_t> tokens, const float* embd, bool all_logits, bool rows_as_decode);
 
   const Model& model_;
   SequenceState seq_;

@@ -12,7 +12,8 @@ const float* f32(const WeightView& w) { return reinterpret_cast<const float*>(w.
 }  // namespace
 
 Status forward_batch(const Model& model, SequenceState& seq, ExpertSource& experts, std::span<const int32_t> tokens,
-                     bool all_rows, float* logits, ForwardScratch& s, const ForwardObservers* observers, float* hidden) {
+                     bool all_rows, float* logits, ForwardScratch& s, const ForwardObservers* observers, float* hidden,
+                     const float* embd) {
   const Hparams& hp = model.hparams();
   const ModelWeights& W = model.weights();
   const int64_t n = static_cast<int64_t>(tokens.size());
@@ -23,7 +24,15 @@ Status forward_batch(const Model& model, SequenceState& seq, ExpertSource& exper
   s.h.resize(static_cast<size_t>(n * E));
   s.o.resize(static_cast<size_t>(n * E));
 
-  for (int64_t t = 0; t < n; ++t) LES_RETURN_IF_ERROR(dequantize_row(W.tok_embd, tokens[t], s.x.data() + t * E));
+  for (int64_t t = 0; t < n; ++t) {
+    if (tokens[t] != kEmbeddingToken) {
+      LES_RETURN_IF_ERROR(dequantize_row(W.tok_embd, tokens[t], s.x.data() + t * E));
+      continue;
+    }
+    if (embd == nullptr) return internal_error("forward: an embedding row without embeddings");
+    std::memcpy(s.x.data() + t * E, embd, static_cast<size_t>(E) * sizeof(float));
+    embd += E;
+  }
   ExpertBatch batch(experts, s.x.data(), n, E);  // ends the batch on every return
 
   const bool every_row = all_rows || hidden != nullptr;

@@ -36,8 +36,16 @@ struct ForwardScratch {
   MatmulScratch mm;
 };
 
-// Runs `tokens` (already validated: ids in range, room in `seq`) at positions
-// seq.n_past().., writing the sequence state (seq.n_past() is NOT advanced).
+// The token id of a row whose input is an embedding row given by the caller
+// (image embeddings from a vision projector) instead of a token_embd row.
+inline constexpr int32_t kEmbeddingToken = -1;
+
+// Runs `tokens` (already validated: ids in range or kEmbeddingToken, room in
+// `seq`) at positions seq.n_past().., writing the sequence state
+// (seq.n_past() is NOT advanced). A row whose id is kEmbeddingToken takes the
+// next row of `embd` (n_embd floats each, in order) as its input instead of
+// the token embedding; `embd` must hold one row per such id (internal error
+// when it is null).
 // logits: if all_rows, tokens.size() x n_vocab floats, else n_vocab floats of
 // the last token. hidden: null, or tokens.size() x n_embd floats that receive
 // every token's final hidden state after output_norm (the row the LM head
@@ -46,6 +54,6 @@ struct ForwardScratch {
 // attention output and FFN only for the rows computed).
 Status forward_batch(const Model& model, SequenceState& seq, ExpertSource& experts, std::span<const int32_t> tokens,
                      bool all_rows, float* logits, ForwardScratch& s, const ForwardObservers* observers,
-                     float* hidden = nullptr);
+                     float* hidden = nullptr, const float* embd = nullptr);
 
 }  // namespace les

@@ -332,7 +332,8 @@ Status Context::load_state(std::span<const uint8_t> bytes) {
   std::vector<int32_t> restored(static_cast<size_t>(n_past));
   std::memcpy(restored.data(), ids.data(), ids.size());
   for (int32_t t : restored)
-    if (t < 0 || t >= n_vocab) return format_error("session state: token id " + std::to_string(t) + " out of range");
+    if ((t < 0 && t != kEmbeddingToken) || t >= n_vocab)
+      return format_error("session state: token id " + std::to_string(t) + " out of range");
   if (pending >= n_vocab || pending < -1)
     return format_error("session state: pending token " + std::to_string(pending) + " out of range");
 

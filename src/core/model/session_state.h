@@ -7,6 +7,7 @@
 //   u64 model fingerprint (model_fingerprint() below),
 //   sections, each: u32 tag, u32 reserved (0), u64 payload bytes, payload
 //     tag 1 "tokens": i32 n_past, i32 pending (-1 = none), n_past x i32 ids
+//                     (-1 = a position filled from an embedding row)
 //     tag 2 "kv cache": u32 ggml type, u32 n_layer, u32 n_embd_k, u32 n_embd_v,
 //                       u32 n_past, u32 layers with K/V, then per such layer
 //                       (ascending) n_past K rows followed by n_past V rows
