@@ -14,7 +14,10 @@
 //
 // OnSignal::exit_at_once (repack, synth: writers that do not poll): the first
 // signal already unlinks `remove_path`, prints the note and exits with
-// 128 + signal.
+// 128 + signal. When `remove_path` is "OUT.tmp" and the writer has already
+// renamed it to OUT during this scope (the signal lands between the rename
+// and the end), the note is "les <tool>: interrupted after OUT was written"
+// instead: the output is complete.
 //
 // Thread-safety: one InterruptScope at a time per process (signal dispositions
 // are process-wide); construct and destroy it on the main thread. flag() and
