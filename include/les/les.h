@@ -14,6 +14,7 @@
  *   les_generate.h  generation, its statistics
  *   les_chat.h      chat templates: messages -> the model's prompt format
  *   les_session.h   a context's tokens; saving and restoring its state
+ *   les_vision.h    image input: a vision encoder (mmproj), images into a context
  *
  * Conventions
  * - Only opaque handles, fixed-width integers and plain structs cross this
@@ -53,5 +54,6 @@
 #include "les_generate.h"
 #include "les_chat.h"
 #include "les_session.h"
+#include "les_vision.h"
 
 #endif /* LES_H */

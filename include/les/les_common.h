@@ -87,6 +87,8 @@ typedef void (*les_log_callback)(les_log_level level, const char *msg, void *use
 
 typedef struct les_model les_model;     /* les_model.h */
 typedef struct les_context les_context; /* les_context.h */
+typedef struct les_vision les_vision;   /* les_vision.h: a vision encoder bound to one text model */
+typedef struct les_image les_image;     /* les_vision.h: one encoded image (embedding rows, layout) */
 
 /* A token id: an index into the model's vocabulary (0 .. les_model_n_vocab() - 1). */
 typedef int32_t les_token;

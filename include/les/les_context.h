@@ -112,6 +112,13 @@ typedef struct les_context_params {
                                     scratch; les_memory_plan.draft_bytes) and a limit that cannot hold
                                     it too is refused naming the draft model. Load it before creating
                                     this context. Borrowed for the call; ignored without a limit. */
+  /* --- appended with les_vision.h; a caller whose struct_size ends above counts no encoder. --- */
+  const les_vision *vision;      /* NULL (default), or the vision encoder (les_vision.h) whose images
+                                    this context will take: with memory_limit_bytes > 0 its peak
+                                    (weights + encode scratch, les_vision_stats.memory_bytes) is
+                                    counted in the limit (les_memory_plan.vision_bytes), whether or not
+                                    it releases its weights between encodes. Borrowed for the call;
+                                    ignored without a limit. */
 } les_context_params;
 
 /* How a context's memory limit was split (les_context_params.memory_limit_bytes), all in bytes. */
@@ -130,6 +137,8 @@ typedef struct les_memory_plan {
   uint64_t draft_bytes;          /* les_context_params.draft_model's share: weights, KV cache, scratch
                                     (0: none). The parts add up to at most the limit: baseline + draft
                                     + dense + kv + scratch + (routed if resident, else expert budget) */
+  uint64_t vision_bytes;         /* appended with les_vision.h: les_context_params.vision's share (its weights and
+                                    encode scratch; 0: none), part of the fixed parts above */
 } les_memory_plan;
 
 /* Defaults: struct_size set, n_ctx 0, n_batch 0, n_threads 0, LES_KV_F16, experts resident
