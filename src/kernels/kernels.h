@@ -196,6 +196,32 @@ struct FitKernels {
                       double* sq, double* sqq, double* sxq) = nullptr;
 };
 
+// One block of the packed GEMM (gemm.h) for a tier to compute: for every
+// row i < rows and token t < n, y[t * y_stride + i] = the fused multiply-add
+// chain over k = 0 .. cols-1 of float(W[i][k]) and x[t * x_stride + k] that
+// gemm.h defines (the same bits on every tier). W row i is at w + i * w_stride
+// bytes, F16 halves or F32 floats (wtype); rows may start at any 2-byte (F16)
+// or 4-byte (F32) address. pack: kGemmPackFloats floats of any content, the
+// tier's packed weight panel. y must not overlap w, x or pack.
+struct GemmBlock {
+  GgmlType wtype = GgmlType::F16;
+  const uint8_t* w = nullptr;
+  size_t w_stride = 0;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  const float* x = nullptr;
+  int64_t x_stride = 0;
+  int64_t n = 0;
+  float* y = nullptr;
+  int64_t y_stride = 0;
+  float* pack = nullptr;
+};
+inline constexpr int64_t kGemmPackFloats = 512 * 32;  // a panel of up to 32 rows x 512 columns
+
+struct GemmKernels {
+  void (*block)(const GemmBlock& b) = nullptr;  // every output of the block (see GemmBlock)
+};
+
 // Scratch floats OpKernels::attn_f16_kqv needs (64 lanes x head_dim_v rounded up to 16).
 inline int64_t op_kernels_kqv_scratch(int head_dim_v) { return 64 * ((static_cast<int64_t>(head_dim_v) + 15) / 16 * 16); }
 
@@ -204,6 +230,7 @@ struct KernelTable {
   TypeKernels types[kGgmlTypeCount];
   OpKernels ops;
   FitKernels fit;
+  GemmKernels gemm;
 
   const TypeKernels& of(GgmlType t) const { return types[static_cast<uint32_t>(t)]; }
 };

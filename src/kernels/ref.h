@@ -191,4 +191,9 @@ void layer_norm_ref(const float* x, const float* w, const float* b, int64_t n, f
 void gelu_tanh_ref(const float* x, int64_t n, float* y);
 void gelu_erf_ref(const float* x, int64_t n, float* y);
 
+// The packed GEMM's block (kernels.h GemmBlock, gemm.h; ref_gemm.cpp): per
+// output acc = fma(float(W[i][k]), x[t][k], acc) for k = 0 .. cols-1 from +0.
+// The scalar tier's GemmKernels::block; pack is unused.
+void gemm_block_ref(const GemmBlock& b);
+
 }  // namespace les::kernels

@@ -70,6 +70,7 @@ void fill_scalar_table(KernelTable& t) {
   t.ops.gelu_tanh = gelu_tanh_ref;
   t.ops.gelu_erf = gelu_erf_ref;
   t.fit = reference_fit_kernels();
+  t.gemm.block = gemm_block_ref;
 }
 
 }  // namespace les::kernels

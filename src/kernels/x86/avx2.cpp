@@ -7,6 +7,7 @@
 #include "kernels/tiers.h"
 #include "kernels/x86/avx2_common.h"
 #include "kernels/x86/avx2_kernels.h"
+#include "kernels/x86/gemm_tiers.h"
 
 namespace les::kernels {
 namespace avx2 {
@@ -292,6 +293,7 @@ void fill_avx2_table(KernelTable& t) {
   t.ops.attn_f16_kq = avx2::attn_f16_kq;
   t.ops.attn_f16_kqv = avx2::attn_f16_kqv;
   t.ops.round_f16 = avx2::round_f16;
+  t.gemm.block = avx2::gemm_block;
   t.ops.ssm_conv = avx2::ssm_conv;
   t.ops.l2_norm = avx2::l2_norm;
   t.ops.rms_norm_gated = avx2::rms_norm_gated;

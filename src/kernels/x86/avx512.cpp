@@ -3,6 +3,7 @@
 // vectors (avx512_kernels.h).
 #include "kernels/tiers.h"
 #include "kernels/x86/avx512_kernels.h"
+#include "kernels/x86/gemm_tiers.h"
 
 namespace les::kernels {
 
@@ -34,6 +35,7 @@ void fill_avx512_table(KernelTable& t) {
   t.ops.l2_norm = avx512::l2_norm;
   t.ops.rms_norm_gated = avx512::rms_norm_gated;
   t.ops.delta_rule = avx512::delta_rule;
+  t.gemm.block = avx512::gemm_block;
 }
 
 }  // namespace les::kernels
