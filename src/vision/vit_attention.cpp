@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "kernels/matmul.h"
+#include "kernels/gemm.h"
 #include "kernels/ops.h"
 
 namespace les::vision {
@@ -67,23 +67,14 @@ void vit_attention(const kernels::KernelTable& table, const float* q, const floa
     return;
   }
   const int64_t width = static_cast<int64_t>(n_head) * head_dim, g = group, dh = head_dim;
-  grow(sc.q, g * dh);
-  grow(sc.k, g * dh);
   grow(sc.vt, dh * g);
   grow(sc.s, g * g);
-  grow(sc.o, g * dh);
   for (int64_t g0 = 0; g0 < n; g0 += g) {
     for (int h = 0; h < n_head; ++h) {
       const int64_t off = static_cast<int64_t>(h) * dh;
-      // Contiguous copies of this head: Q_h, K_h (g x dh) and V_h^T (dh x g).
-      for (int64_t j = 0; j < g; ++j) {
-        std::memcpy(sc.q.data() + j * dh, q + (g0 + j) * width + off, static_cast<size_t>(dh) * sizeof(float));
-        std::memcpy(sc.k.data() + j * dh, k + (g0 + j) * width + off, static_cast<size_t>(dh) * sizeof(float));
-        const float* vj = v + (g0 + j) * width + off;
-        for (int64_t d = 0; d < dh; ++d) sc.vt[static_cast<size_t>(d * g + j)] = vj[d];
-      }
-      // S[t][j] = K_h[j] . Q_h[t]: K_h is the "weight" of g rows of dh.
-      kernels::matmul(table, pool, GgmlType::F32, sc.k.data(), g, dh, sc.q.data(), g, sc.s.data(), sc.xq);
+      // S[t][j] = K_h[j] . Q_h[t]: K_h (g rows of dh, `width` apart) is the GEMM's weight.
+      kernels::gemm(table, pool, GgmlType::F32, k + g0 * width + off, static_cast<size_t>(width) * sizeof(float), g,
+                    dh, q + g0 * width + off, width, g, sc.s.data(), g, sc.gemm);
       run(pool, g, [&](int64_t begin, int64_t end, int) {
         for (int64_t t = begin; t < end; ++t) {
           float* row = sc.s.data() + t * g;
@@ -91,10 +82,13 @@ void vit_attention(const kernels::KernelTable& table, const float* q, const floa
           ops::softmax(row, g);
         }
       });
-      // O_h[t][d] = V_h^T[d] . P[t].
-      kernels::matmul(table, pool, GgmlType::F32, sc.vt.data(), dh, g, sc.s.data(), g, sc.o.data(), sc.xq);
-      for (int64_t t = 0; t < g; ++t)
-        std::memcpy(out + (g0 + t) * width + off, sc.o.data() + t * dh, static_cast<size_t>(dh) * sizeof(float));
+      // O_h[t][d] = V_h^T[d] . P[t], written straight into head h's columns of out.
+      for (int64_t j = 0; j < g; ++j) {
+        const float* vj = v + (g0 + j) * width + off;
+        for (int64_t d = 0; d < dh; ++d) sc.vt[static_cast<size_t>(d * g + j)] = vj[d];
+      }
+      kernels::gemm(table, pool, GgmlType::F32, sc.vt.data(), static_cast<size_t>(g) * sizeof(float), dh, g,
+                    sc.s.data(), g, g, out + g0 * width + off, width, sc.gemm);
     }
   }
 }

@@ -11,10 +11,10 @@
 // head h in columns [h * head_dim, (h + 1) * head_dim) (ggml's reshape to
 // [head_dim, n_head, n]). Precondition: n % group == 0, group >= 1.
 //
-// Large groups run as ggml does, per head: S = K_h Q_h^T through the kernels'
-// F32 matmul (kernels/matmul.h, the tier's vec_dot_f32), the scaled softmax of
+// Large groups run as ggml does, per head: S = K_h Q_h^T through the packed
+// F32 GEMM (kernels/gemm.h; K_h and Q_h read in place), the scaled softmax of
 // each row of S (kernels' ops::softmax, ggml_vec_soft_max_f32's order), then
-// O_h = P V_h as a matmul with V_h^T; small groups (windows) token by token.
+// O_h = P V_h as a GEMM with V_h^T; small groups (windows) token by token.
 // Memory: group^2 floats of scores for one head at a time.
 //
 // Thread-safety: work split over `pool` (null: calling thread); `scratch` must
@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/gemm.h"
 #include "kernels/kernels.h"
 #include "kernels/thread_pool.h"
 
@@ -31,8 +32,8 @@ namespace les::vision {
 
 // Reusable buffers of vit_attention (grown on demand).
 struct VitAttentionScratch {
-  std::vector<float> q, k, vt, s, o;
-  std::vector<uint8_t> xq;
+  std::vector<float> vt, s;  // V_h^T (head_dim x group), scores (group x group)
+  kernels::GemmScratch gemm;
 };
 
 // out[t, h] = sum_j softmax_j(scale * q[t, h] . k[j, h]) v[j, h], j over t's group.

@@ -23,16 +23,11 @@ Status vit_self_attention(const WeightView& q_w, const WeightView& q_b, const We
   grow(ws.k, n * E);
   grow(ws.v, n * E);
   grow(ws.attn, n * E);
-  // Q, K and V read the same input: one fork-join when their types agree.
+  // Q, K and V read the same input: rounded to F16 once.
   const WeightView* w[3] = {&q_w, &k_w, &v_w};
-  float* y[3] = {ws.q.data(), ws.k.data(), ws.v.data()};
-  LES_RETURN_IF_ERROR(matmul_shared_input(w, y, 3, xn, n, c.mm));
   const WeightView* b[3] = {&q_b, &k_b, &v_b};
-  for (int i = 0; i < 3; ++i) {
-    if (!b[i]->present()) continue;
-    const auto* bias = reinterpret_cast<const float*>(b[i]->data);
-    for (int64_t t = 0; t < n; ++t) add_inplace(y[i] + t * E, bias, E);
-  }
+  float* y[3] = {ws.q.data(), ws.k.data(), ws.v.data()};
+  LES_RETURN_IF_ERROR(linear_shared(w, b, y, 3, xn, n, c));
   const int dh = static_cast<int>(hp.head_dim());
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
   vit_attention(*c.table, ws.q.data(), ws.k.data(), ws.v.data(), n, static_cast<int>(hp.n_head), dh, group, scale,

@@ -1,6 +1,8 @@
 // See vit_ops.h.
 #include "vision/vit_ops.h"
 
+#include <algorithm>
+
 namespace les::vision {
 namespace {
 
@@ -17,14 +19,42 @@ void for_rows(kernels::ThreadPool* pool, int64_t n, F&& fn) {
 
 }  // namespace
 
-Status linear(const WeightView& w, const WeightView& b, const float* x, int64_t n, float* y, VitCompute& c) {
-  LES_RETURN_IF_ERROR(matmul(w, x, n, y, c.mm));
-  if (b.present()) {
-    const auto* bias = reinterpret_cast<const float*>(b.data);
-    const int64_t rows = w.rows();
-    for (int64_t t = 0; t < n; ++t) add_inplace(y + t * rows, bias, rows);
+Status linear_shared(const WeightView* const* ws, const WeightView* const* bs, float* const* ys, int count,
+                     const float* x, int64_t n, VitCompute& c) {
+  const float* xr = nullptr;  // x rounded to F16, made on first need
+  for (int i = 0; i < count; ++i) {
+    const WeightView& w = *ws[i];
+    const int64_t rows = w.rows(), cols = w.cols();
+    if (w.type == GgmlType::F16 || w.type == GgmlType::F32) {
+      const float* in = x;
+      if (w.type == GgmlType::F16) {
+        if (xr == nullptr) {
+          const size_t count_x = static_cast<size_t>(n * cols);
+          if (c.xr.size() < count_x) c.xr.resize(count_x);
+          std::copy(x, x + count_x, c.xr.begin());
+          c.table->ops.round_f16(c.xr.data(), static_cast<int64_t>(count_x));
+          xr = c.xr.data();
+        }
+        in = xr;
+      }
+      LES_RETURN_IF_ERROR(kernels::gemm_checked(*c.table, c.pool(), w.type, w.data, w.row_bytes, rows, cols, in, cols,
+                                                n, ys[i], rows, c.gemm));
+    } else {
+      LES_RETURN_IF_ERROR(matmul(w, x, n, ys[i], c.mm));
+    }
+    if (bs[i]->present()) {
+      const auto* bias = reinterpret_cast<const float*>(bs[i]->data);
+      for (int64_t t = 0; t < n; ++t) add_inplace(ys[i] + t * rows, bias, rows);
+    }
   }
   return Status();
+}
+
+Status linear(const WeightView& w, const WeightView& b, const float* x, int64_t n, float* y, VitCompute& c) {
+  const WeightView* ws[1] = {&w};
+  const WeightView* bs[1] = {&b};
+  float* ys[1] = {y};
+  return linear_shared(ws, bs, ys, 1, x, n, c);
 }
 
 void layer_norm_rows(const float* x, int64_t n, int64_t width, const WeightView& w, const WeightView& b, float eps,

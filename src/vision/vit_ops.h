@@ -4,9 +4,11 @@
 // the layout of ggml's [width, n_tokens] tensors).
 //
 // The element-wise maths runs on the kernel table's OpKernels (layer_norm,
-// gelu_tanh, gelu_erf; kernels.h), the matrices on core/model/weight_matmul.h
-// (F16, Q8_0, K-quant ... weights; activations rounded to the weight's
-// vec_dot_type as ggml does). Rows are split over the compute's thread pool.
+// gelu_tanh, gelu_erf; kernels.h). The matrices: F16 and F32 weights on the
+// packed GEMM (kernels/gemm.h), F16 ones with the activations rounded to F16
+// first (OpKernels::round_f16) as ggml's F16 mul_mat does; other types (Q8_0,
+// K-quants ...) on core/model/weight_matmul.h (activations quantised to the
+// weight's vec_dot_type). Rows are split over the compute's thread pool.
 //
 // Thread-safety: a VitCompute belongs to one encoder call at a time.
 #pragma once
@@ -16,6 +18,7 @@
 
 #include "core/model/weight_matmul.h"
 #include "core/model/weight_view.h"
+#include "kernels/gemm.h"
 #include "kernels/kernels.h"
 #include "kernels/thread_pool.h"
 #include "util/status.h"
@@ -26,12 +29,21 @@ namespace les::vision {
 struct VitCompute {
   const kernels::KernelTable* table = nullptr;  // element-wise ops (default_kernel_table())
   MatmulScratch mm;                             // quantised activations + the pool (null: calling thread)
+  kernels::GemmScratch gemm;                    // packed weight panels of the GEMM
+  std::vector<float> xr;                        // activations rounded to F16 for F16 weights
   kernels::ThreadPool* pool() const noexcept { return mm.pool; }
 };
 
 // y (n x w.rows()) = x (n x w.cols()) W^T + b (b absent: no bias). y must not
 // overlap x. Errors: unsupported (no kernel for w's type).
 Status linear(const WeightView& w, const WeightView& b, const float* x, int64_t n, float* y, VitCompute& c);
+
+// ys[i] (n x ws[i]->rows()) = x (n x cols) ws[i]^T + bs[i] for `count`
+// weights reading the same x (every ws[i]->cols() == cols; Q, K and V): x is
+// rounded to F16 once for all the F16 weights. No ys[i] may overlap x.
+// Errors: unsupported (no kernel for a weight's type); some ys may be written.
+Status linear_shared(const WeightView* const* ws, const WeightView* const* bs, float* const* ys, int count,
+                     const float* x, int64_t n, VitCompute& c);
 
 // Each of n rows of `width` floats: y = LayerNorm(x) * w + b (OpKernels::layer_norm;
 // w / b absent: 1 / 0). y may alias x.
