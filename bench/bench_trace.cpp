@@ -10,12 +10,16 @@
 // counted, a group's own entries never evicted, budget = bytes of expert data).
 //
 //   bench_trace --trace FILE [--budgets-mb 500,1000,2000] [--policy NAME ...]
-//               [--recall R [--candidates C] [--seed S]] [--half-life H]
-//               [--timing N] [--json]
+//               [--recall R [--candidates C] [--seed S] [--prefetch [--prefetch-gate G]]]
+//               [--half-life H] [--timing N] [--json]
 //
 // --recall R: the lookahead predictor's hints are simulated (each true expert
 // of the next layer named with probability R, the list filled to C with other
-// experts; trace/simulated_lookahead.h); they inform eviction only. --timing N
+// experts; trace/simulated_lookahead.h); they inform eviction only, unless
+// --prefetch: then uncached candidates the engine's prefetch gate admits are
+// read ahead as the engine reads them (hit rate = lookups that found their
+// expert cached or read ahead; bytes = demand misses + prefetches; JSON adds
+// prefetch_hits, prefetch_bytes, prefetch_unused_bytes). --timing N
 // replays each (budget, policy) N more times and reports the median wall time
 // of the cache bookkeeping and policy per decoded token. --half-life H changes
 // next_use's frequency half-life (a sensitivity check; les run always uses
@@ -76,6 +80,7 @@ struct Args {
   double half_life = les::sched::kNextUseHalfLife;
   int timing = 0;
   bool json = false;
+  bool prefetch = false;
   // end to end
   std::string model;
   std::string config = "default";
@@ -221,12 +226,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.01, 1e6));
   app.add_option("--timing", a.timing, "Replay each cell N more times and report ns per token")->check(CLI::Range(0, 1000));
   app.add_flag("--json", a.json, "Print one JSON object");
+  app.add_flag("--prefetch", a.prefetch, "Cache only, with --recall: read admitted candidates ahead as the engine does");
   app.add_option("--model", a.model, "End to end: a GGUF of the trace's shape (e.g. les synth --preset qwen3-30b-a3b)");
   app.add_option("--config", a.config, "End to end: ondemand_lru, default or resident")
       ->check(CLI::IsMember({"ondemand_lru", "default", "resident"}));
   app.add_option("--fillers", a.fillers, "End to end: the simulated predictor's wrong candidates, popular or uniform")
       ->check(CLI::IsMember({"popular", "uniform"}));
-  app.add_option("--prefetch-gate", a.prefetch_gate, "End to end: the engine's prefetch gate (0 = read every candidate)")
+  app.add_option("--prefetch-gate", a.prefetch_gate, "The engine's prefetch gate (0 = read every candidate; end to end, or cache only with --prefetch)")
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--threads", a.threads, "End to end: compute threads")->check(CLI::Range(1, 256));
   app.add_option("--tokens", a.tokens, "End to end: decode tokens (0 = all of the trace)")->check(CLI::Range(0, 1 << 20));
@@ -256,6 +262,10 @@ int main(int argc, char** argv) {
     }
     policies.push_back(*p);
   }
+  if (a.prefetch && a.recall < 0) {
+    std::fprintf(stderr, "bench_trace: --prefetch needs --recall (the simulated hints it reads ahead)\n");
+    return 2;
+  }
   auto trace = les::trace::read_route_trace(a.trace);
   if (!trace.ok()) return fail(trace.status().to_string());
   if (!a.model.empty()) {
@@ -273,6 +283,8 @@ int main(int argc, char** argv) {
       o.candidates = a.candidates;
       o.seed = a.seed;
       o.next_use_half_life = a.half_life;
+      o.prefetch = a.prefetch;
+      o.prefetch_gate = a.prefetch_gate;
       auto r = les::trace::replay_cache(*trace, o);
       if (!r.ok()) return fail(r.status().to_string());
       Row row{b, p, *r, 0};
@@ -308,6 +320,8 @@ int main(int argc, char** argv) {
       j["candidates"] = a.candidates > 0 ? a.candidates
                                          : std::min(trace->n_expert_used + 2, std::min(2 * trace->n_expert_used, trace->n_expert));
       j["seed"] = a.seed;
+      j["prefetch"] = a.prefetch;
+      if (a.prefetch) j["prefetch_gate"] = a.prefetch_gate;
     }
     nlohmann::ordered_json res = nlohmann::ordered_json::array();
     for (const Row& r : rows) {
@@ -317,6 +331,11 @@ int main(int argc, char** argv) {
       e["default"] = r.policy == def;
       e["hit_rate"] = r.r.hit_rate();
       e["bytes_read"] = r.r.bytes_read;
+      if (a.prefetch) {
+        e["prefetch_hits"] = r.r.prefetch_hits;
+        e["prefetch_bytes"] = r.r.prefetch_bytes;
+        e["prefetch_unused_bytes"] = r.r.prefetch_unused_bytes;
+      }
       res.push_back(e);
     }
     j["results"] = res;
@@ -335,8 +354,10 @@ int main(int argc, char** argv) {
               trace->n_decode_tokens(), trace->n_decode_lookups(),
               static_cast<double>(trace->one_token_bytes()) / (1024.0 * 1024.0));
   if (a.recall >= 0)
-    std::printf("hints: SIMULATED lookahead predictor, recall %.3f, seed %llu (they inform eviction only)\n", a.recall,
-                static_cast<unsigned long long>(a.seed));
+    std::printf("hints: SIMULATED lookahead predictor, recall %.3f, seed %llu (%s)\n", a.recall,
+                static_cast<unsigned long long>(a.seed),
+                a.prefetch ? "read ahead through the prefetch gate; hits include entries read ahead"
+                           : "they inform eviction only");
   std::printf("%10s", "budget MiB");
   for (const ReplayPolicy& p : policies)
     std::printf("  %16s", (les::trace::replay_policy_name(p) + (p == def ? "*" : "")).c_str());
@@ -349,7 +370,8 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
   }
-  std::printf("(hit rate of decode lookups, MiB read by decode misses; * = the default policy)\n");
+  std::printf("(hit rate of decode lookups, MiB read by decode %s; * = the default policy)\n",
+              a.prefetch ? "misses and prefetches" : "misses");
   if (a.timing > 0) {
     std::printf("cache + policy bookkeeping, ns per decoded token (median of %d replays):\n", a.timing);
     for (const Row& r : rows)

@@ -5,9 +5,14 @@ Runs bench_trace (cache-only mode) on every trace, at every budget, for every
 LES eviction policy plus lru and the offline optimum, without hints and with
 simulated lookahead hints of the given recalls, and writes
   OUT.json  {"machine", "traces": {name: {"no_hints": bench_trace JSON,
-             "recall_R": ..., "timing": bench_trace JSON with --timing}}}
+             "recall_R": ..., "prefetch_R": bench_trace JSON with --prefetch,
+             "timing": bench_trace JSON with --timing}}}
   OUT.md    one markdown table per trace (hit rate %, rows = budgets,
-            columns = policies, without / with hints), the default marked.
+            columns = policies, without / with hints), the default marked;
+            then (unless --no-prefetch) the hints used as the engine uses
+            them, read ahead through its prefetch gate: hit rate (cached or
+            read ahead) and MiB read per decoded token (misses + prefetches)
+            next to the optimum's demand-only MiB per token.
 Cache-only replays are deterministic (fixed seed), so they need no quiet
 machine; the --timing pass (policy cost per decoded token) does: run this
 script under `flock -x /work/cpu.lock` when timing.
@@ -35,6 +40,7 @@ def main():
     ap.add_argument("--budgets-mb", default="500,1000,1500,2000,3000,4000,6000,8000")
     ap.add_argument("--recall", type=float, action="append", default=None)
     ap.add_argument("--timing", type=int, default=0, help="replays per cell for ns/token (0 = skip)")
+    ap.add_argument("--no-prefetch", action="store_true", help="skip the read-ahead (--prefetch) tables")
     ap.add_argument("--out", required=True, help="output path without extension")
     a = ap.parse_args()
     recalls = a.recall or [0.886]
@@ -52,6 +58,10 @@ def main():
         entry = {"no_hints": run(a.bench, ["--trace", path, "--budgets-mb", a.budgets_mb])}
         for r in recalls:
             entry["recall_%g" % r] = run(a.bench, ["--trace", path, "--budgets-mb", a.budgets_mb, "--recall", str(r)])
+        if not a.no_prefetch:
+            for r in recalls:
+                entry["prefetch_%g" % r] = run(a.bench, ["--trace", path, "--budgets-mb", a.budgets_mb, "--recall", str(r),
+                                                         "--prefetch"])
         if a.timing > 0:
             entry["timing"] = run(a.bench, ["--trace", path, "--budgets-mb", a.budgets_mb, "--timing", str(a.timing)])
         doc["traces"][name] = entry
@@ -76,6 +86,24 @@ def main():
                 hit = next(r["hit_rate"] for r in entry[k]["results"] if r["budget_mb"] == b and r["policy"] == p)
                 row.append("%.1f" % (100 * hit))
             md.append("| " + " | ".join(row) + " |")
+        if not a.no_prefetch:
+            ntok = base["decode_tokens"]
+            opt_bytes = {r["budget_mb"]: r["bytes_read"] for r in base["results"] if r["policy"] == "optimal"}
+            pols = [p for p in policies if p != "optimal"]
+            for r in recalls:
+                pf = entry["prefetch_%g" % r]["results"]
+                md += ["", "Hints of recall %g read ahead as the engine does (prefetch gate %g): hit rate %% (cached or "
+                       "read ahead, so not a demand-paging rate) / MiB read per decoded token (misses + prefetches); "
+                       "`optimal` = Belady without prefetch, MiB per token of its misses:" %
+                       (r, entry["prefetch_%g" % r].get("prefetch_gate", 0.5)), "",
+                       "| budget MiB | " + " | ".join(p + ("*" if p == default else "") for p in pols) +
+                       " | optimal MiB/token |", "|" + "---|" * (len(pols) + 2)]
+                for b in budgets:
+                    cells = []
+                    for p in pols:
+                        x = next(x for x in pf if x["budget_mb"] == b and x["policy"] == p)
+                        cells.append("%.1f / %.1f" % (100 * x["hit_rate"], x["bytes_read"] / ntok / 2**20))
+                    md.append("| %g | " % b + " | ".join(cells) + " | %.1f |" % (opt_bytes[b] / ntok / 2**20))
         if a.timing > 0:
             md += ["", "Policy + cache bookkeeping cost, ns per decoded token (median of %d replays):" % a.timing, "",
                    "| budget MiB | " + " | ".join(policies) + " |", "|" + "---|" * (len(policies) + 1)]

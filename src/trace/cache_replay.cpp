@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <utility>
 #include <set>
 #include <vector>
 
@@ -27,6 +28,9 @@ Result<ReplayResult> replay_cache(const RouteTrace& trace, const ReplayOptions& 
   if (opt.recall > 1) return invalid_argument_error("recall " + std::to_string(opt.recall) + " above 1");
   if (opt.recall >= 0 && (c < k || c > trace.n_expert))
     return invalid_argument_error("candidates " + std::to_string(c) + " outside [n_expert_used, n_expert]");
+  if (opt.prefetch && opt.recall < 0) return invalid_argument_error("prefetch needs hints (a recall)");
+  if (!(opt.prefetch_gate >= 0 && opt.prefetch_gate <= 1))
+    return invalid_argument_error("prefetch gate " + std::to_string(opt.prefetch_gate) + " outside [0, 1]");
   std::unique_ptr<OptimalEvictor> optimal;
   sched::ExpertCacheParams cp;
   cp.n_layer = trace.n_layer;
@@ -54,6 +58,12 @@ Result<ReplayResult> replay_cache(const RouteTrace& trace, const ReplayOptions& 
   std::vector<int32_t> cand, missed;
   std::vector<sched::ExpertHandle> held;
   ReplayResult r;
+  sched::PrefetchGate gate(c, opt.prefetch_gate);
+  std::vector<std::pair<int32_t, int32_t>> watch;  // (expert, rank): uncached candidates of the next group
+  int32_t unused_layer = -1;
+  const auto count_unused = [&](bool decode) {
+    if (decode && unused_layer >= 0) r.prefetch_unused_bytes += trace.expert_bytes[static_cast<size_t>(unused_layer)];
+  };
   const auto t0 = std::chrono::steady_clock::now();
   const auto& G = trace.groups;
   for (size_t gi = 0; gi < G.size(); ++gi) {
@@ -72,7 +82,12 @@ Result<ReplayResult> replay_cache(const RouteTrace& trace, const ReplayOptions& 
       r.decode_tokens += decode ? 1 : 0;
     }
     cache->begin_layer(g.layer);
-    if (hints && gi + 1 < G.size() && G[gi + 1].phase == 1) {
+    // The gate learns whether each uncached candidate named for this group was selected.
+    for (const auto& [e, rank] : watch)
+      gate.observe(rank, std::find(g.experts.begin(), g.experts.end(), e) != g.experts.end());
+    watch.clear();
+    const bool hinted = hints && gi + 1 < G.size() && G[gi + 1].phase == 1;
+    if (hinted) {
       hints->predict(G[gi + 1].experts, cand);
       cache->hint(G[gi + 1].layer, cand);
     }
@@ -80,6 +95,7 @@ Result<ReplayResult> replay_cache(const RouteTrace& trace, const ReplayOptions& 
     for (int32_t e : g.experts) {
       const int32_t slot = cache->lookup(g.layer, e);
       if (slot >= 0) {
+        r.prefetch_hits += decode && cache->was_prefetched_unused(slot) ? 1 : 0;  // before pin() clears it
         held.push_back(cache->pin(slot));
         r.hits += decode ? 1 : 0;
       } else {
@@ -87,7 +103,8 @@ Result<ReplayResult> replay_cache(const RouteTrace& trace, const ReplayOptions& 
       }
     }
     for (int32_t e : missed) {
-      auto slot = cache->claim(g.layer, e, false);
+      auto slot = cache->claim(g.layer, e, false, &unused_layer);
+      count_unused(decode);
       if (!slot)
         return internal_error("replay: no entry for expert " + std::to_string(e) + " of layer " +
                               std::to_string(g.layer) + " (group " + std::to_string(gi) + ")");
@@ -96,6 +113,23 @@ Result<ReplayResult> replay_cache(const RouteTrace& trace, const ReplayOptions& 
       r.bytes_read += decode ? trace.expert_bytes[static_cast<size_t>(g.layer)] : 0;
     }
     r.lookups += decode ? g.experts.size() : 0;
+    if (hinted && opt.prefetch) {
+      // The engine's lookahead reads, issued while this group's entries are pinned.
+      const RouteGroup& next = G[gi + 1];
+      const size_t eb = trace.expert_bytes[static_cast<size_t>(next.layer)];
+      for (size_t i = 0; i < cand.size(); ++i) {
+        const int32_t e = cand[i], rank = static_cast<int32_t>(i);
+        if (cache->lookup(next.layer, e) >= 0) continue;
+        watch.emplace_back(e, rank);
+        if (!gate.admits(rank)) continue;
+        auto slot = cache->claim(next.layer, e, true, &unused_layer);
+        count_unused(true);
+        if (!slot) break;  // nothing evictable but protected or pinned entries: the engine stops too
+        cache->fill_done(*slot, true);
+        r.prefetch_bytes += eb;
+        r.bytes_read += eb;
+      }
+    }
     held.clear();
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -100,3 +100,40 @@ TEST_CASE("Replay refuses impossible options and the hint path runs", "[trace]")
   CHECK(r->bytes_read == (r->lookups - r->hits) * 1000);
   CHECK_FALSE(parse_replay_policy("belady").ok());
 }
+
+TEST_CASE("Replay with prefetch reads the admitted candidates ahead and counts their bytes", "[trace]") {
+  // 4 layers x top-2 x 1000 bytes; 6000 bytes: below one token's worth (8000).
+  auto t = parse_route_trace(les::test::uniform_route_trace(4, 8, 2, 200, 1000, 5), "uniform");
+  REQUIRE(t.ok());
+  ReplayOptions o;
+  o.budget_bytes = 6000;
+  o.recall = 1.0;
+  auto plain = replay_cache(*t, o);
+  REQUIRE(plain.ok());
+  CHECK(plain->prefetch_hits == 0);
+  CHECK(plain->prefetch_bytes == 0);
+  o.prefetch = true;
+  auto pf = replay_cache(*t, o);
+  REQUIRE(pf.ok());
+  INFO("demand-only " << plain->hit_rate() << ", with prefetch " << pf->hit_rate());
+  // A perfect predictor names every expert of the next layer before it runs:
+  // with room for them, nearly every lookup finds its expert read ahead.
+  CHECK(pf->hit_rate() > plain->hit_rate());
+  CHECK(pf->hit_rate() > 0.9);
+  CHECK(pf->prefetch_hits <= pf->hits);
+  CHECK(pf->prefetch_hits > 0);
+  // Every byte is accounted: demand misses plus reads ahead.
+  CHECK(pf->bytes_read == (pf->lookups - pf->hits) * 1000 + pf->prefetch_bytes);
+  CHECK(pf->prefetch_unused_bytes <= pf->prefetch_bytes);
+  // The same replay is deterministic.
+  auto again = replay_cache(*t, o);
+  REQUIRE(again.ok());
+  CHECK(again->hits == pf->hits);
+  CHECK(again->bytes_read == pf->bytes_read);
+  // Prefetch needs hints; the gate threshold is a fraction.
+  o.recall = -1;
+  CHECK(replay_cache(*t, o).status().code() == StatusCode::invalid_argument);
+  o.recall = 0.5;
+  o.prefetch_gate = 1.5;
+  CHECK(replay_cache(*t, o).status().code() == StatusCode::invalid_argument);
+}
