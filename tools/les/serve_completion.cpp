@@ -102,7 +102,7 @@ void handle_completion(ServeState& state, Endpoint endpoint, const httplib::Requ
     return send_error(req, res, 503, "the model is loading", "unavailable_error");
   }
   RequestError error;
-  std::optional<CompletionRequest> request = parse_completion_request(body, endpoint, &error);
+  std::optional<CompletionRequest> request = parse_completion_request(body, endpoint, &error, state.image_limits);
   body = std::string();  // the parsed request holds what is needed
   if (!request) return send_error(req, res, 400, error.message, "invalid_request_error", error.param);
   auto job = std::make_shared<GenerationJob>();

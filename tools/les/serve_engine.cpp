@@ -75,6 +75,11 @@ Engine::Engine(les_model* model, les_context* ctx, EngineSettings settings, int 
 bool Engine::prepare(const CompletionRequest& r, GenerationJob* job, RequestError* error,
                      std::string* error_code) const {
   std::lock_guard<std::mutex> lock(prepare_mu_);
+  if (!r.images.empty()) {
+    *error = {r.images[0].param + ": this server takes no images (les serve has no vision encoder loaded)",
+              r.images[0].param};
+    return false;
+  }
   job->endpoint = r.endpoint;
   job->sampling = merged_sampling(settings_.sampling, r);
   job->sampling.sp.penalty_last_n = job->sampling.repeat_last_n;

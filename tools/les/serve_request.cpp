@@ -6,6 +6,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "les/serve_data_url.h"
+
 namespace les::tool {
 namespace {
 
@@ -74,15 +76,38 @@ std::optional<bool> boolean(const json& body, const char* key) {
   return v->get<bool>();
 }
 
+// The image of content part `part` (type "image_url") at `p`.
+RequestImage image_part(const json& part, const std::string& p, const ImageLimits& limits,
+                        const std::vector<RequestImage>& so_far) {
+  if (so_far.size() >= limits.max_images)
+    refuse(p, p + ": more than " + std::to_string(limits.max_images) +
+                  " images in one request (les serve --max-images)");
+  auto iu = part.find("image_url");
+  if (iu == part.end() || iu->is_null()) refuse(p, p + ".image_url is missing ({\"url\": \"data:image/png;base64,...\"})");
+  const json* url = &*iu;
+  if (iu->is_object()) {
+    auto u = iu->find("url");
+    if (u == iu->end()) refuse(p, p + ".image_url.url is missing");
+    url = &*u;
+  }
+  if (!url->is_string()) refuse(p, p + ".image_url.url must be a string, got " + type_name(*url));
+  std::string why;
+  auto bytes = image_from_data_url(url->get_ref<const std::string&>(), limits.max_image_bytes, &why);
+  if (!bytes) refuse(p, p + ": " + why);
+  return {std::move(*bytes), p};
+}
+
 // A message's content: a string, null (an assistant turn that only called
-// tools), or text parts.
-std::string message_content(const json& msg, size_t i) {
+// tools), or text and image parts (images: their marker into the text, their
+// bytes onto `images`).
+std::string message_content(const json& msg, size_t i, const ImageLimits& limits, std::vector<RequestImage>& images) {
   const std::string param = "messages[" + std::to_string(i) + "].content";
   auto it = msg.find("content");
   if (it == msg.end()) refuse(param, param + " is missing");
   if (it->is_null()) return "";
   if (it->is_string()) return it->get<std::string>();
-  if (!it->is_array()) refuse(param, param + " must be a string or an array of text parts, got " + type_name(*it));
+  if (!it->is_array())
+    refuse(param, param + " must be a string or an array of content parts, got " + type_name(*it));
   std::string text;
   for (size_t k = 0; k < it->size(); ++k) {
     const json& part = (*it)[k];
@@ -90,8 +115,13 @@ std::string message_content(const json& msg, size_t i) {
     if (!part.is_object()) refuse(p, p + " must be an object {\"type\": \"text\", \"text\": ...}");
     auto type = part.find("type");
     if (type == part.end() || !type->is_string()) refuse(p, p + ".type must be a string");
+    if (*type == "image_url") {
+      images.push_back(image_part(part, p, limits, images));
+      text += LES_MEDIA_MARKER;
+      continue;
+    }
     if (*type != "text")
-      refuse(p, p + ": content parts of type " + type->dump() + " are not supported (this server reads text only)");
+      refuse(p, p + ": content parts of type " + type->dump() + " are not supported (text and image_url are)");
     auto t = part.find("text");
     if (t == part.end() || !t->is_string()) refuse(p, p + ".text must be a string");
     text += t->get<std::string>();
@@ -99,7 +129,7 @@ std::string message_content(const json& msg, size_t i) {
   return text;
 }
 
-std::vector<ChatTurn> messages(const json& body) {
+std::vector<ChatTurn> messages(const json& body, const ImageLimits& limits, std::vector<RequestImage>& images) {
   const json* v = field(body, "messages");
   if (v == nullptr) refuse("messages", "messages is missing (an array of {\"role\", \"content\"} objects)");
   if (!v->is_array()) refuse("messages", std::string("messages must be an array, got ") + type_name(*v));
@@ -116,7 +146,7 @@ std::vector<ChatTurn> messages(const json& body) {
     if (r != "system" && r != "user" && r != "assistant")
       refuse(param + ".role",
              param + ".role " + role->dump() + " is not supported (system, developer, user or assistant)");
-    turns.push_back({r, message_content(msg, i)});
+    turns.push_back({r, message_content(msg, i, limits, images)});
   }
   return turns;
 }
@@ -196,12 +226,12 @@ void refuse_unsupported(const json& body) {
     refuse("logit_bias", "logit_bias: biasing tokens is not supported by this server");
 }
 
-CompletionRequest parse(const json& body, Endpoint endpoint) {
+CompletionRequest parse(const json& body, Endpoint endpoint, const ImageLimits& limits) {
   if (!body.is_object()) refuse("", std::string("the request body must be a JSON object, got ") + type_name(body));
   CompletionRequest r;
   r.endpoint = endpoint;
   if (endpoint == Endpoint::kChat)
-    r.messages = messages(body);
+    r.messages = messages(body, limits, r.images);
   else
     prompt(body, r);
   constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
@@ -231,7 +261,7 @@ CompletionRequest parse(const json& body, Endpoint endpoint) {
 }  // namespace
 
 std::optional<CompletionRequest> parse_completion_request(const std::string& body, Endpoint endpoint,
-                                                          RequestError* error) {
+                                                          RequestError* error, const ImageLimits& limits) {
   json j;
   try {
     j = json::parse(body);
@@ -240,7 +270,7 @@ std::optional<CompletionRequest> parse_completion_request(const std::string& bod
     return std::nullopt;
   }
   try {
-    return parse(j, endpoint);
+    return parse(j, endpoint, limits);
   } catch (const Refusal& r) {
     *error = r.error;
   } catch (const json::exception& e) {  // a conversion this file did not foresee: still the client's request

@@ -4,7 +4,17 @@
 // Accepted fields (a null value counts as absent):
 //   messages (chat)    non-empty array of {role, content}; role system,
 //                      developer (= system), user or assistant; content a
-//                      string, null, or an array of {type: "text", text}
+//                      string, null, or an array of content parts:
+//                      {type: "text", text} and {type: "image_url",
+//                      image_url: {url: "data:image/png;base64,..."}} (or
+//                      image_url given as the URL string itself; detail
+//                      ignored). An image part becomes LES_MEDIA_MARKER at
+//                      its place in the message's text and its bytes join
+//                      `images` (serve_data_url.h: data URLs only, never
+//                      fetched; at most ImageLimits::max_image_bytes each,
+//                      at most ImageLimits::max_images per request). Whether
+//                      the server takes images at all (--mmproj) is the
+//                      engine's check (serve_engine.h).
 //   prompt (completions) a string, an array of one string, or an array of
 //                      token ids
 //   max_tokens / max_completion_tokens  integer in 0..2^31-1 (absent: the
@@ -42,9 +52,23 @@ namespace les::tool {
 
 enum class Endpoint { kChat, kCompletion };
 
+// An image of a request: its encoded bytes (PNG, JPEG or PNM) and where it
+// was given ("messages[0].content[1]"), for error messages.
+struct RequestImage {
+  std::vector<uint8_t> bytes;
+  std::string param;
+};
+
+// Bounds on a request's images (les serve --max-images, --max-image-mb).
+struct ImageLimits {
+  size_t max_images = 4;                   // per request
+  size_t max_image_bytes = 8u << 20;       // encoded bytes per image
+};
+
 struct CompletionRequest {
   Endpoint endpoint = Endpoint::kChat;
   std::vector<ChatTurn> messages;      // kChat
+  std::vector<RequestImage> images;    // kChat: in the order of their markers in `messages`
   std::string prompt;                  // kCompletion, as text
   std::vector<les_token> prompt_ids;   // kCompletion, given as token ids (then `prompt` is empty)
   bool prompt_is_ids = false;
@@ -67,8 +91,10 @@ struct RequestError {
 
 // Parses and checks `body` (JSON) for `endpoint`. Returns the request, or
 // fills *error (invalid JSON with the parser's position, a missing field, a
-// wrong type, a value out of range, an unknown role) and returns nullopt.
+// wrong type, a value out of range, an unknown role; an image part that is
+// not a data URL of an image, bad base64, an image over limits.max_image_bytes,
+// more than limits.max_images images) and returns nullopt.
 std::optional<CompletionRequest> parse_completion_request(const std::string& body, Endpoint endpoint,
-                                                          RequestError* error);
+                                                          RequestError* error, const ImageLimits& limits = {});
 
 }  // namespace les::tool

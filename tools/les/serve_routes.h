@@ -38,6 +38,7 @@ struct ServeState {
   std::string model_id;       // what /v1/models lists and replies carry
   int64_t created = 0;        // Unix seconds, for /v1/models
   size_t max_body_bytes = 0;  // larger request bodies get 413 (serve_body.h)
+  ImageLimits image_limits;   // --max-images, --max-image-mb (serve_request.h)
   std::atomic<Engine*> engine{nullptr};  // set once the model is loaded
 };
 
