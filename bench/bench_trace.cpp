@@ -3,9 +3,11 @@
 //
 // Cache only (default): hit rate and bytes a miss would read, for every budget
 // of --budgets-mb, for each of LES's eviction policies (the one `les run` uses
-// is marked default) and the offline optimum (optimal: Belady, evict the entry
-// used furthest in the future, computed in the same run over the same cache
-// and accounting). Accounting: src/trace/cache_replay.h (the traces' README:
+// is marked default), the published per-layer policy (layer_lfu: an equal
+// byte share per layer, least frequent first inside a layer;
+// trace/layer_lfu_evictor.h) and the offline optimum (optimal: Belady, evict
+// the entry used furthest in the future, computed in the same run over the
+// same cache and accounting). Accounting: src/trace/cache_replay.h (the traces' README:
 // one lookup per distinct expert of a (token, layer), prefill warms, decode
 // counted, a group's own entries never evicted, budget = bytes of expert data).
 //
@@ -218,7 +220,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Replay a route trace through LES's expert cache"};
   app.add_option("--trace", a.trace, "route_trace v1 file")->required();
   app.add_option("--budgets-mb", a.budgets, "Comma-separated budgets in MiB of expert data");
-  app.add_option("--policy", a.policies, "Policy to replay (repeatable): next_use, lfu_aged, lru, optimal; default all");
+  app.add_option("--policy", a.policies, "Policy to replay (repeatable): next_use, lfu_aged, lru, layer_lfu, optimal; default all");
   app.add_option("--recall", a.recall, "Simulate lookahead hints of this recall (0..1)")->check(CLI::Range(0.0, 1.0));
   app.add_option("--candidates", a.candidates, "Hint list length c (default k + 2)")->check(CLI::Range(1, 1 << 16));
   app.add_option("--seed", a.seed, "Seed of the simulated predictor");
@@ -252,7 +254,7 @@ int main(int argc, char** argv) {
   std::vector<ReplayPolicy> policies;
   if (a.policies.empty()) {
     for (auto p : les::sched::all_eviction_policies()) policies.push_back(p);
-    policies.push_back(ReplayPolicy());
+    for (const ReplayPolicy& p : les::trace::reference_replay_policies()) policies.push_back(p);
   }
   for (const std::string& name : a.policies) {
     auto p = les::trace::parse_replay_policy(name);

@@ -72,7 +72,7 @@ def main():
                 policies.append(r["policy"])
         default = next((r["policy"] for r in base["results"] if r["default"]), None)
         cols = [(p, "no_hints") for p in policies]
-        cols += [(p, "recall_%g" % r) for r in recalls for p in policies if p not in ("lru", "optimal")]
+        cols += [(p, "recall_%g" % r) for r in recalls for p in policies if p not in ("lru", "layer_lfu", "optimal")]
         head = ["budget MiB"] + [(p + ("*" if p == default else "")) + ("" if k == "no_hints" else " +hints r=" + k[7:])
                                  for p, k in cols]
         md += ["## %s (%s, %d layers, %d experts, top-%d, %d decode tokens; one token's experts %.0f MiB)" %
@@ -89,7 +89,7 @@ def main():
         if not a.no_prefetch:
             ntok = base["decode_tokens"]
             opt_bytes = {r["budget_mb"]: r["bytes_read"] for r in base["results"] if r["policy"] == "optimal"}
-            pols = [p for p in policies if p != "optimal"]
+            pols = [p for p in policies if p not in ("optimal", "layer_lfu")]
             for r in recalls:
                 pf = entry["prefetch_%g" % r]["results"]
                 md += ["", "Hints of recall %g read ahead as the engine does (prefetch gate %g): hit rate %% (cached or "

@@ -8,19 +8,31 @@
 #include <vector>
 
 #include "sched/expert_cache.h"
+#include "trace/layer_lfu_evictor.h"
 #include "trace/optimal_evictor.h"
 #include "trace/simulated_lookahead.h"
 
 namespace les::trace {
 
+std::vector<ReplayPolicy> reference_replay_policies() { return {ReplayPolicy::layer_lfu(), ReplayPolicy()}; }
+
 Result<ReplayPolicy> parse_replay_policy(const std::string& name) {
   if (name == "optimal") return ReplayPolicy();
+  if (name == "layer_lfu") return ReplayPolicy::layer_lfu();
   auto p = sched::parse_eviction_policy(name);
-  if (!p.ok()) return invalid_argument_error("unknown policy '" + name + "' (known: next_use, lfu_aged, lru, optimal)");
+  if (!p.ok())
+    return invalid_argument_error("unknown policy '" + name + "' (known: next_use, lfu_aged, lru, layer_lfu, optimal)");
   return ReplayPolicy(*p);
 }
 
-std::string replay_policy_name(const ReplayPolicy& p) { return p ? sched::eviction_policy_name(*p) : "optimal"; }
+std::string replay_policy_name(const ReplayPolicy& p) {
+  switch (p.kind) {
+    case ReplayPolicy::Kind::les: return sched::eviction_policy_name(p.les);
+    case ReplayPolicy::Kind::optimal: return "optimal";
+    case ReplayPolicy::Kind::layer_lfu: return "layer_lfu";
+  }
+  return "?";
+}
 
 Result<ReplayResult> replay_cache(const RouteTrace& trace, const ReplayOptions& opt) {
   const int32_t k = trace.n_expert_used;
@@ -45,11 +57,23 @@ Result<ReplayResult> replay_cache(const RouteTrace& trace, const ReplayOptions& 
   for (size_t& b : cp.entry_bytes)
     if (b == 0) b = cp.slot_bytes;  // a layer the trace never uses
   cp.next_use_half_life = opt.next_use_half_life;
-  if (opt.policy) {
-    cp.policy = *opt.policy;
-  } else {
-    optimal = std::make_unique<OptimalEvictor>(trace);
-    cp.custom_evictor = optimal.get();
+  std::unique_ptr<LayerLfuEvictor> layer_lfu;
+  switch (opt.policy.kind) {
+    case ReplayPolicy::Kind::les: cp.policy = opt.policy.les; break;
+    case ReplayPolicy::Kind::optimal:
+      optimal = std::make_unique<OptimalEvictor>(trace);
+      cp.custom_evictor = optimal.get();
+      break;
+    case ReplayPolicy::Kind::layer_lfu: {
+      sched::EvictorParams ep;
+      ep.n_layer = trace.n_layer;
+      ep.n_expert = trace.n_expert;
+      ep.n_expert_used = k;
+      ep.entry_bytes = cp.entry_bytes;
+      layer_lfu = std::make_unique<LayerLfuEvictor>(ep, opt.budget_bytes);
+      cp.custom_evictor = layer_lfu.get();
+      break;
+    }
   }
   LES_ASSIGN_OR_RETURN(std::unique_ptr<sched::ExpertCache> cache, sched::ExpertCache::create(cp));
 

@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sched/eviction_policy.h"
 #include "sched/prefetch_gate.h"
@@ -48,9 +49,25 @@
 
 namespace les::trace {
 
-// A LES eviction policy, or nullopt for the offline optimum.
-using ReplayPolicy = std::optional<sched::EvictionPolicy>;
-// "optimal" or an eviction policy name. Errors: invalid_argument naming the choices.
+// What ranks the replay's evictions: one of LES's eviction policies, or a
+// reference computed only here: the offline optimum (default-constructed) or
+// the published per-layer policy (layer_lfu_evictor.h). A value.
+struct ReplayPolicy {
+  enum class Kind { les, optimal, layer_lfu };
+  Kind kind = Kind::optimal;
+  sched::EvictionPolicy les = sched::kDefaultEvictionPolicy;  // when kind == les
+  ReplayPolicy() = default;
+  ReplayPolicy(sched::EvictionPolicy p) : kind(Kind::les), les(p) {}  // NOLINT: a LES policy is a replay policy
+  static ReplayPolicy layer_lfu() {
+    ReplayPolicy r;
+    r.kind = Kind::layer_lfu;
+    return r;
+  }
+  bool operator==(const ReplayPolicy& o) const noexcept { return kind == o.kind && (kind != Kind::les || les == o.les); }
+};
+// The references every table shows next to LES's policies: layer_lfu, optimal.
+std::vector<ReplayPolicy> reference_replay_policies();
+// "optimal", "layer_lfu" or an eviction policy name. Errors: invalid_argument naming the choices.
 Result<ReplayPolicy> parse_replay_policy(const std::string& name);
 std::string replay_policy_name(const ReplayPolicy& p);
 

@@ -1,6 +1,7 @@
 // Cache-only replay through LES's ExpertCache: LES's lru and the offline
 // optimum reproduce the traces' README to 0.1 point; next_use has no LRU
-// cliff below one token's worth of experts; hints and bad options.
+// cliff below one token's worth of experts; hints, prefetch through the
+// gate, the layer_lfu reference and bad options.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -136,4 +137,32 @@ TEST_CASE("Replay with prefetch reads the admitted candidates ahead and counts t
   o.recall = 0.5;
   o.prefetch_gate = 1.5;
   CHECK(replay_cache(*t, o).status().code() == StatusCode::invalid_argument);
+}
+
+TEST_CASE("layer_lfu, the published per-layer reference: no cliff, never above the optimum", "[trace]") {
+  auto t = parse_route_trace(les::test::uniform_route_trace(4, 8, 2, 300, 1000, 7), "uniform");
+  REQUIRE(t.ok());
+  REQUIRE(replay_policy_name(*parse_replay_policy("layer_lfu")) == "layer_lfu");
+  for (size_t budget : {size_t{3000}, size_t{6000}, size_t{16000}}) {
+    INFO("budget " << budget << " bytes");
+    ReplayOptions o;
+    o.budget_bytes = budget;
+    o.policy = ReplayPolicy::layer_lfu();
+    auto lfu = replay_cache(*t, o);
+    REQUIRE(lfu.ok());
+    o.policy = ReplayPolicy();
+    auto opt = replay_cache(*t, o);
+    REQUIRE(opt.ok());
+    CHECK(lfu->hits <= opt->hits);
+    CHECK(lfu->hit_rate() > 0.0);  // frequency order: no LRU cliff below one token's 8000 bytes
+    CHECK(lfu->bytes_read == (lfu->lookups - lfu->hits) * 1000);
+  }
+}
+
+TEST_CASE("layer_lfu reproduces the figures the policy table quotes", "[trace]") {
+  LES_REQUIRE_FIXTURE(qwen, "traces/qwen3-30b-a3b-k6.route.csv");
+  auto t = read_route_trace(qwen);
+  REQUIRE(t.ok());
+  CHECK(std::abs(hit_percent(*t, "layer_lfu", 3000) - 73.6) <= 0.1);
+  CHECK(std::abs(hit_percent(*t, "layer_lfu", 4000) - 81.5) <= 0.1);
 }
