@@ -74,6 +74,31 @@ Status Context::decode_embeddings(std::span<const float> embd, bool all_logits) 
   return decode_rows(rows, embd.data(), all_logits, /*rows_as_decode=*/false);
 }
 
+Status Context::decode_mixed(std::span<const int32_t> tokens, std::span<const float> embd, bool all_logits) {
+  if (tokens.empty()) return invalid_argument_error("decode_mixed: no tokens");
+  const int32_t n_vocab = model_.hparams().n_vocab;
+  const size_t E = static_cast<size_t>(model_.hparams().n_embd);
+  size_t n_rows = 0;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] == kEmbeddingToken) {
+      ++n_rows;
+      continue;
+    }
+    if (tokens[i] < 0 || tokens[i] >= n_vocab)
+      return invalid_argument_error("decode_mixed: token id " + std::to_string(tokens[i]) + " at index " +
+                                    std::to_string(i) + " out of range [0, " + std::to_string(n_vocab) + ")");
+  }
+  if (embd.size() != n_rows * E)
+    return invalid_argument_error("decode_mixed: " + std::to_string(embd.size()) + " floats for " +
+                                  std::to_string(n_rows) + " embedding rows of n_embd = " + std::to_string(E));
+  for (size_t i = 0; i < embd.size(); ++i)
+    if (!std::isfinite(embd[i]))
+      return invalid_argument_error("decode_mixed: embedding row " + std::to_string(i / E) +
+                                    " holds a non-finite value (" + std::to_string(embd[i]) + " at column " +
+                                    std::to_string(i % E) + ")");
+  return decode_rows(tokens, n_rows > 0 ? embd.data() : nullptr, all_logits, /*rows_as_decode=*/false);
+}
+
 Status Context::decode_rows(std::span<const int32_t> caller_tokens, const float* embd, bool all_logits,
                             bool rows_as_decode) {
   const int32_t n_vocab = model_.hparams().n_vocab;

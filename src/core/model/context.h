@@ -87,6 +87,14 @@ class Context {
   // message names its row), context_full, errors of the expert source; on
   // error nothing changes, as for decode().
   Status decode_embeddings(std::span<const float> embd, bool all_logits = false);
+  // Token ids and embedding rows in one call (a prompt with images): tokens[i]
+  // is an id, or kEmbeddingToken for a position that takes the next row of
+  // `embd` (row-major, n_embd floats per row, as many rows as tokens holds
+  // kEmbeddingToken). One decode: on error nothing changes (also for a
+  // recurrent state), as decode(). Errors: invalid_argument (no tokens, an id
+  // out of range, a row count that differs from the kEmbeddingToken count, a
+  // non-finite value: named), context_full, errors of the expert source.
+  Status decode_mixed(std::span<const int32_t> tokens, std::span<const float> embd, bool all_logits = false);
 
   std::span<const float> logits() const;      // last decoded token; empty before the first decode
   std::span<const float> logits_all() const;  // all tokens of the last decode (if requested), else empty
