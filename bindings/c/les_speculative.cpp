@@ -1,8 +1,10 @@
 // C ABI: speculative decoding settings of les_generate (les_generate.h) and
 // les_model_check_draft.
+#include <algorithm>
 #include <string>
 
 #include "capi_internal.h"
+#include "core/model/forward.h"
 #include "core/speculative/draft_model.h"
 #include "core/speculative/mtp_drafter.h"
 #include "core/speculative/prompt_lookup.h"
@@ -56,6 +58,13 @@ Result<SpeculativeDecoder*> prepare_speculative(les_context& ctx, const les_gene
   if (p.lookup_ngram == 0 && p.draft_model == nullptr && !p.mtp) {
     drop_mtp(ctx);
     return static_cast<SpeculativeDecoder*>(nullptr);
+  }
+  if (p.mtp) {
+    const auto held = ctx.ctx->tokens();
+    if (std::find(held.begin(), held.end(), kEmbeddingToken) != held.end())
+      return unsupported_error(
+          "les_generate_params.mtp: the context holds image positions (filled from embedding rows) and the MTP "
+          "head reads a token id at every position; use lookup_ngram or draft_model, or no drafter");
   }
   if (p.draft_model != nullptr && p.draft_model->state == nullptr)
     return invalid_argument_error("les_generate_params.draft_model is not a loaded model");

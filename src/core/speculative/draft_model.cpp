@@ -12,6 +12,12 @@ std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
 }  // namespace
 
+std::span<const int32_t> text_after_embeddings(std::span<const int32_t> history) noexcept {
+  size_t start = history.size();
+  while (start > 0 && history[start - 1] >= 0) --start;
+  return history.subspan(start);
+}
+
 Status check_same_vocab(const Vocab& target, const Vocab& draft) {
   if (target.n_tokens() != draft.n_tokens())
     return invalid_argument_error("draft model: its vocabulary has " + std::to_string(draft.n_tokens()) +
@@ -54,7 +60,12 @@ Result<size_t> DraftModelDrafter::sync(std::span<const int32_t> tokens, size_t k
   size_t keep = 0;
   const size_t lim = std::min({held_.size(), tokens.size(), keep_max});
   while (keep < lim && held_[keep] == tokens[keep]) ++keep;
-  LES_RETURN_IF_ERROR(ctx_->trim(static_cast<int32_t>(keep)));
+  if (!ctx_->trim(static_cast<int32_t>(keep)).ok()) {
+    // A recurrent (linear-attention) draft state goes back only to its
+    // checkpoint (set before drafting, below); out of its reach it starts over.
+    ctx_->reset();
+    keep = 0;
+  }
   held_.resize(keep);
   const auto rest = tokens.subspan(keep);
   if (rest.empty()) return size_t{0};
@@ -69,8 +80,10 @@ void DraftModelDrafter::record_sync(size_t n, double seconds) {
   sec_per_sync_ = sec_per_sync_ > 0 ? 0.8 * sec_per_sync_ + 0.2 * per_sync : per_sync;
 }
 
-Status DraftModelDrafter::prefill(const Context& target, std::span<const int32_t> sequence) {
+Status DraftModelDrafter::prefill(const Context& target, std::span<const int32_t> sequence_in) {
   (void)target;
+  const std::span<const int32_t> sequence = text_after_embeddings(sequence_in);
+  if (sequence.empty()) return Status();
   const auto t0 = std::chrono::steady_clock::now();
   LES_ASSIGN_OR_RETURN(size_t n, sync(sequence, sequence.size()));
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -80,9 +93,12 @@ Status DraftModelDrafter::prefill(const Context& target, std::span<const int32_t
   return Status();
 }
 
-Result<Draft> DraftModelDrafter::propose(const DraftRequest& r) {
+Result<Draft> DraftModelDrafter::propose(const DraftRequest& r_in) {
   Draft d;
-  if (r.history.empty()) return invalid_argument_error("draft model: empty history");
+  if (r_in.history.empty()) return invalid_argument_error("draft model: empty history");
+  DraftRequest r = r_in;
+  r.history = text_after_embeddings(r_in.history);
+  if (r.history.empty()) return d;  // the last position is an image's: nothing to draft from
   if (r.max_tokens <= 0) return d;
   const auto t0 = std::chrono::steady_clock::now();
   // After a draft the context lacks its last token (never decoded): when the
@@ -105,6 +121,9 @@ Result<Draft> DraftModelDrafter::propose(const DraftRequest& r) {
     counters_.catch_up_tokens += static_cast<int64_t>(n_synced);
     counters_.catch_up_seconds += s;
   }
+  // The drafts decoded below are dropped again where the target rejects
+  // them: a recurrent state needs a checkpoint to return to this position.
+  if (ctx_->sequence().has_recurrent()) (void)ctx_->checkpoint(r.max_tokens);
   Status st;
   const auto t_draft = n_synced > normal ? t1 : t0;
   const bool greedy = sampler_.params().temperature <= 0.0f;
@@ -130,7 +149,8 @@ Result<Draft> DraftModelDrafter::propose(const DraftRequest& r) {
   return d;
 }
 
-double DraftModelDrafter::catch_up_seconds(std::span<const int32_t> history) const {
+double DraftModelDrafter::catch_up_seconds(std::span<const int32_t> history_in) const {
+  const std::span<const int32_t> history = text_after_embeddings(history_in);
   const size_t lim = std::min(held_.size(), history.size());
   size_t keep = 0;
   while (keep < lim && held_[keep] == history[keep]) ++keep;

@@ -12,6 +12,11 @@
 // target's own sampling parameters; penalties are not applied to drafts, the
 // verifier applies the target's). Each draft but the last is decoded into
 // the draft context; rejected ones are trimmed away by the next propose().
+// Images: the draft model reads token ids only, so it mirrors the text after
+// the history's last position filled from an embedding row (id
+// kEmbeddingToken = -1, an image's; text_after_embeddings()): its drafts then
+// follow that text without the image (lossless as always; the verifier
+// decides). A later image makes it start over from the text after that one.
 // The history is what SpeculativeDecoder gives: the target's whole sequence
 // (earlier turns of its context too). generate() calls prefill() with the
 // prompt inside its prefill phase, so the first propose() decodes one token.
@@ -35,6 +40,10 @@
 #include "core/tokenizer/vocab.h"
 
 namespace les {
+
+// The part of `history` after its last negative id (a position filled from an
+// embedding row); all of it when there is none.
+std::span<const int32_t> text_after_embeddings(std::span<const int32_t> history) noexcept;
 
 // Errors: invalid_argument naming the first difference (sizes, token id with
 // both texts or types, BOS/EOS ids).

@@ -32,7 +32,9 @@ Result<Draft> PromptLookupDrafter::propose(const DraftRequest& r) {
       d.tokens.reserve(static_cast<size_t>(r.max_tokens));
       for (int64_t i = 0; i < r.max_tokens; ++i) {
         const int64_t src = from + i;
-        d.tokens.push_back(src < len ? h[static_cast<size_t>(src)] : d.tokens[static_cast<size_t>(src - len)]);
+        const int32_t t = src < len ? h[static_cast<size_t>(src)] : d.tokens[static_cast<size_t>(src - len)];
+        if (t < 0) break;  // a position filled from an embedding row (an image) has no token to draft
+        d.tokens.push_back(t);
       }
       d.bucket = static_cast<int32_t>(n);
       return d;

@@ -3,7 +3,10 @@
 // generated so far); the tokens that followed their most recent earlier
 // occurrence are the draft (copied on past the end of the sequence from the
 // draft itself, so a loop of period p drafts max_tokens tokens). n is tried
-// from ngram_max down to ngram_min, so the longest matching context wins. This pays off where the output repeats
+// from ngram_max down to ngram_min, so the longest matching context wins. A
+// draft stops before a position filled from an embedding row (an image's,
+// id kEmbeddingToken = -1): such a position has no token to propose, and the
+// n-gram search never matches it (the history's last token is a real one). This pays off where the output repeats
 // its input: quoting, summarising, editing code, or a model that loops.
 //
 // Cost: O(len * ngram_max) token comparisons per proposal (len = sequence

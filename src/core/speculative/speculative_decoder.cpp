@@ -67,6 +67,14 @@ Result<std::vector<int32_t>> SpeculativeDecoder::step(Context& ctx, Sampler& sam
       Result<Draft> d = drafter_->propose(r);
       if (d.ok()) draft = std::move(d).value();  // a failing drafter costs this step's speculation only
       if (draft.tokens.size() > static_cast<size_t>(want)) draft.tokens.resize(static_cast<size_t>(want));
+      // Never verify an id the target cannot decode (a drafter must not
+      // propose one; an image position's -1 would fail the whole pass).
+      const int32_t n_vocab_target = ctx.model().hparams().n_vocab;
+      for (size_t i = 0; i < draft.tokens.size(); ++i)
+        if (draft.tokens[i] < 0 || draft.tokens[i] >= n_vocab_target) {
+          draft.tokens.resize(i);
+          break;
+        }
       if (!draft.q.empty()) draft.q.resize(draft.tokens.size());
     }
   }

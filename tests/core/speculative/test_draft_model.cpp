@@ -190,3 +190,16 @@ TEST_CASE("draft model: the prompt is decoded in the prefill phase, the first dr
   CHECK(dm2->counters().prefill_tokens == 0);
   CHECK(dm2->counters().catch_up_tokens == static_cast<int64_t>(prompt_ids->size()) + 1);
 }
+
+TEST_CASE("draft model: the text after the last embedding row is what it reads", "[speculative]") {
+  using V = std::vector<int32_t>;
+  auto tail = [](const V& h) {
+    const auto t = les::text_after_embeddings(h);
+    return V(t.begin(), t.end());
+  };
+  CHECK(tail({1, 2, 3}) == V{1, 2, 3});
+  CHECK(tail({1, -1, -1, 4, 5}) == V{4, 5});
+  CHECK(tail({-1, 2, -1, -1, 7}) == V{7});
+  CHECK(tail({1, -1}).empty());
+  CHECK(tail({}).empty());
+}

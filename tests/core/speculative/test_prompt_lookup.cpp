@@ -78,3 +78,13 @@ TEST_CASE("prompt lookup: no match, short history, zero budget, n-gram bounds", 
   REQUIRE(!e.ok());
   CHECK(e.status().message().find("ngram_max") != std::string::npos);
 }
+
+TEST_CASE("prompt lookup: a draft stops before a position filled from an embedding row (-1)", "[speculative]") {
+  auto d = make(1, 3);
+  // "<image> rows </image> ... <image>": what followed the earlier <image> (9) is an image's rows.
+  auto dr = propose(*d, {4, 9, -1, -1, 8, 5, 9}, 4);
+  CHECK(dr.tokens.empty());
+  // A match whose continuation reaches the rows drafts up to them.
+  auto d2 = propose(*d, {3, 4, 5, -1, -1, 6, 3, 4}, 4);
+  CHECK(d2.tokens == std::vector<int32_t>{5});
+}
