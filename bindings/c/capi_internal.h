@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -116,6 +117,26 @@ inline int32_t raw_enum(const void* field) {
   std::memcpy(&v, field, sizeof v);
   return v;
 }
+
+// A prompt the caller evaluates itself (les_generate_with_images): `check`
+// validates the copied params in place of les_generate's prompt checks;
+// `prefill` (after the speculative setup and the cancel check) decodes the
+// prompt into the context and returns the positions it filled; generation
+// then continues from the context, and the stats count those positions and
+// that time as the prefill.
+struct CustomPrompt {
+  std::function<Status(const les_generate_params&)> check;
+  std::function<Result<int32_t>(Context&)> prefill;
+};
+
+// A vision encoder's peak memory (weights + encode scratch), bytes
+// (les_context_params.vision; defined in les_vision.cpp).
+uint64_t vision_memory_bytes(const les_vision& v);
+
+// les_generate's body: `prompt` (text, or NULL with prompt_tokens) or, when
+// `custom` is given, the caller's prompt. `fn_name` starts the messages.
+les_status generate_common(les_context* ctx, const char* fn_name, const char* prompt, const les_generate_params* params,
+                           les_token_callback callback, void* user_data, const CustomPrompt* custom);
 
 }  // namespace les::capi
 

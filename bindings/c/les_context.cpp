@@ -65,6 +65,7 @@ les_memory_plan to_c(const les::sched::MemoryPlan& m) {
   p.resident = m.resident ? 1 : 0;
   p.n_ctx = m.n_ctx;
   p.draft_bytes = m.draft_bytes;
+  p.vision_bytes = m.vision_bytes;
   return p;
 }
 
@@ -88,6 +89,7 @@ les_context_params les_context_default_params(void) {
   p.progress_callback = nullptr;
   p.progress_user_data = nullptr;
   p.draft_model = nullptr;
+  p.vision = nullptr;
   return p;
 }
 
@@ -122,9 +124,11 @@ les_status les_context_create(les_model* model, const les_context_params* params
       // Measured before anything of the context exists: everything the process holds now.
       if (p.draft_model != nullptr && !p.draft_model->state)
         return fail(les::invalid_argument_error("les_context_params.draft_model is not a loaded model"));
+      const uint64_t vision_bytes = p.vision != nullptr ? les::capi::vision_memory_bytes(*p.vision) : 0;
       auto mp = les::sched::plan_memory(*model->state->model, cp, *sp, p.memory_limit_bytes,
                                         les::sched::process_rss_bytes(),
-                                        p.draft_model != nullptr ? p.draft_model->state->model.get() : nullptr);
+                                        p.draft_model != nullptr ? p.draft_model->state->model.get() : nullptr,
+                                        vision_bytes);
       if (!mp.ok()) return fail(mp.status().with_context("les_context_params.memory_limit_bytes"));
       sp->budget_bytes = mp->resident ? 0 : static_cast<size_t>(mp->expert_budget_bytes);
       plan = to_c(*mp);

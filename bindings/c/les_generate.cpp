@@ -1,4 +1,5 @@
 // C ABI: sampler parameters and the streaming generate call (les.h).
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -70,11 +71,21 @@ les_generate_params les_generate_default_params(void) {
 
 les_status les_generate(les_context* ctx, const char* prompt, const les_generate_params* params,
                         les_token_callback callback, void* user_data) {
+  return les::capi::generate_common(ctx, "les_generate", prompt, params, callback, user_data, nullptr);
+}
+
+}  // extern "C"
+
+namespace les::capi {
+
+les_status generate_common(les_context* ctx, const char* fn_name, const char* prompt, const les_generate_params* params,
+                           les_token_callback callback, void* user_data, const CustomPrompt* custom) {
+  const std::string fn = fn_name;
   if (ctx == nullptr) {
-    return guarded("les_generate", [] { return fail(les::invalid_argument_error("les_generate: ctx is NULL")); });
+    return guarded(fn_name, [&] { return fail(les::invalid_argument_error(fn + ": ctx is NULL")); });
   }
   return guarded(
-      "les_generate",
+      fn_name,
       [&]() -> les_status {
         ctx->last_error.clear();
         auto err = [&](const les::Status& s) { return fail(s, &ctx->last_error); };
@@ -82,11 +93,16 @@ les_status les_generate(les_context* ctx, const char* prompt, const les_generate
         les::Status s = les::capi::copy_versioned_in(params, p, kGenerateParamsV1, "les_generate_params");
         if (!s.ok()) return err(s);
         if (params != nullptr && params->struct_size <= kGenerateParamsV1) p.parse_special = false;
-        if (p.prompt_tokens == nullptr && prompt == nullptr)
-          return err(les::invalid_argument_error("les_generate: prompt is NULL"));
-        if (p.prompt_tokens != nullptr && ((prompt != nullptr && prompt[0] != '\0') || p.n_prompt_tokens < 0))
-          return err(les::invalid_argument_error(
-              "les_generate: with prompt_tokens set, prompt must be NULL or \"\" and n_prompt_tokens >= 0"));
+        if (custom != nullptr) {
+          s = custom->check(p);
+          if (!s.ok()) return err(s.with_context(fn));
+        } else {
+          if (p.prompt_tokens == nullptr && prompt == nullptr)
+            return err(les::invalid_argument_error("les_generate: prompt is NULL"));
+          if (p.prompt_tokens != nullptr && ((prompt != nullptr && prompt[0] != '\0') || p.n_prompt_tokens < 0))
+            return err(les::invalid_argument_error(
+                "les_generate: with prompt_tokens set, prompt must be NULL or \"\" and n_prompt_tokens >= 0"));
+        }
         les_sampler_params sp = les_sampler_default_params();
         s = les::capi::copy_versioned_in(&p.sampler, sp, kSamplerParamsV1, "les_sampler_params");
         if (!s.ok()) return err(s);
@@ -96,7 +112,7 @@ les_status les_generate(les_context* ctx, const char* prompt, const les_generate
         auto sampler = les::Sampler::create(les::capi::to_sampler_params(sp));
         if (!sampler.ok()) return err(sampler.status());
         auto speculative = les::capi::prepare_speculative(*ctx, p);
-        if (!speculative.ok()) return err(speculative.status().with_context("les_generate"));
+        if (!speculative.ok()) return err(speculative.status().with_context(fn));
 
         les::GenerateParams gp;
         gp.n_predict = p.n_predict;
@@ -113,7 +129,7 @@ les_status les_generate(les_context* ctx, const char* prompt, const les_generate
         if (ctx->cancel.exchange(false, std::memory_order_relaxed)) {
           ctx->last_stats = les::GenerateStats();
           ctx->last_stats.stop_reason = les::StopReason::cancelled;
-          return err(les::cancelled_error("les_generate: cancelled by les_context_cancel() before it started"));
+          return err(les::cancelled_error(fn + ": cancelled by les_context_cancel() before it started"));
         }
         bool cancelled_by_thread = false;
         les::TokenTextCallback on_token = [&](int32_t tok, std::string_view text) {
@@ -124,12 +140,25 @@ les_status les_generate(les_context* ctx, const char* prompt, const les_generate
           if (callback == nullptr) return true;
           return callback(tok, text.data(), text.size(), user_data);
         };
-        auto stats =
-            p.prompt_tokens != nullptr
-                ? les::generate_from_ids(*ctx->ctx, *ctx->model->tokenizer, *sampler,
-                                         std::vector<int32_t>(p.prompt_tokens, p.prompt_tokens + p.n_prompt_tokens), gp,
-                                         on_token)
-                : les::generate_tokens(*ctx->ctx, *ctx->model->tokenizer, *sampler, prompt, gp, on_token);
+        les::Result<les::GenerateStats> stats = les::GenerateStats();
+        if (custom != nullptr) {
+          // The caller's prefill, then generation continues from the context.
+          const auto t0 = std::chrono::steady_clock::now();
+          les::Result<int32_t> n = custom->prefill(*ctx->ctx);
+          if (!n.ok()) return err(n.status().with_context(fn + ": prefill"));
+          const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          stats = les::generate_from_ids(*ctx->ctx, *ctx->model->tokenizer, *sampler, {}, gp, on_token);
+          if (stats.ok()) {
+            stats->n_prompt_tokens = *n;
+            stats->prefill_seconds += secs;
+          }
+        } else {
+          stats = p.prompt_tokens != nullptr
+                      ? les::generate_from_ids(*ctx->ctx, *ctx->model->tokenizer, *sampler,
+                                               std::vector<int32_t>(p.prompt_tokens, p.prompt_tokens + p.n_prompt_tokens),
+                                               gp, on_token)
+                      : les::generate_tokens(*ctx->ctx, *ctx->model->tokenizer, *sampler, prompt, gp, on_token);
+        }
         if (gp.speculative != nullptr) ctx->spec.last = gp.speculative->stats();
         if (!stats.ok()) return err(stats.status());
         ctx->last_stats = *stats;
@@ -137,15 +166,15 @@ les_status les_generate(les_context* ctx, const char* prompt, const les_generate
         ctx->model->logger->info("generated {} tokens: prefill {:.1f} tok/s, decode {:.1f} tok/s ({})",
                                  stats->n_generated, stats->prefill_tok_per_s(), stats->decode_tok_per_s(),
                                  les::stop_reason_name(stats->stop_reason));
-        if (cancelled_by_thread) return err(les::cancelled_error("les_generate: cancelled by les_context_cancel()"));
+        if (cancelled_by_thread) return err(les::cancelled_error(fn + ": cancelled by les_context_cancel()"));
         if (stats->stop_reason == les::StopReason::cancelled)
-          return err(les::cancelled_error("les_generate: the token callback returned false after " +
+          return err(les::cancelled_error(fn + ": the token callback returned false after " +
                                           std::to_string(stats->n_generated) + " generated tokens"));
         if (stats->stop_reason == les::StopReason::context_full) {
           // The last delivered token had no position left: it was not kept.
           const int32_t n = stats->n_generated;
           return err(les::context_full_error(
-              "les_generate: the context is full (n_ctx " + std::to_string(ctx->ctx->n_ctx()) + "): " +
+              fn + ": the context is full (n_ctx " + std::to_string(ctx->ctx->n_ctx()) + "): " +
               std::to_string(n) + (n == 1 ? " token" : " tokens") + " generated, " +
               (n == 1 ? "not kept" : "the last not kept") +
               " (no position left); les_context_trim or les_context_reset makes room"));
@@ -154,6 +183,10 @@ les_status les_generate(les_context* ctx, const char* prompt, const les_generate
       },
       &ctx->last_error);
 }
+
+}  // namespace les::capi
+
+extern "C" {
 
 les_status les_context_generate_stats(const les_context* ctx, les_generate_stats* out) {
   return guarded("les_context_generate_stats", [&]() -> les_status {

@@ -103,6 +103,15 @@ LES_API les_status les_vision_encode_rgb(les_vision *vision, const uint8_t *rgb,
  * file above 1 GiB or an image above 2^26 pixels). Thread-safe. */
 LES_API les_status les_vision_encode_file(les_vision *vision, const char *path, les_image **out);
 
+/* Decodes an encoded image held in memory (`data`, `n_bytes` bytes, borrowed
+ * for the call: the contents of a PNG, JPEG or binary PPM/PGM file, e.g. a
+ * base64-decoded data: URL) and encodes it as les_vision_encode_rgb() does.
+ * Errors: those of les_vision_encode_file (LES_ERR_FORMAT for data that is
+ * no such image, corrupt or truncated; LES_ERR_INVALID_ARGUMENT for NULL
+ * data, n_bytes 0 or above 2^31 - 1), without the I/O ones. Thread-safe. */
+LES_API les_status les_vision_encode_memory(les_vision *vision, const uint8_t *data, size_t n_bytes,
+                                            les_image **out);
+
 /* Decoder positions the image takes in a context: its embedding rows plus its
  * marker tokens (<image>, </image>, and per slice <slice> </slice>, "\n"
  * between rows of slices). 0 for NULL. Thread-safe. */

@@ -130,7 +130,8 @@ Result<uint64_t> draft_bytes(const Model& draft, int32_t n_ctx) {
 }
 
 Result<MemoryPlan> plan_memory(const Model& model, const ContextParams& cp_in, const StreamingParams& sp,
-                               uint64_t limit_bytes, uint64_t baseline_bytes, const Model* draft) {
+                               uint64_t limit_bytes, uint64_t baseline_bytes, const Model* draft,
+                               uint64_t vision_bytes) {
   const ContextParams cp = resolved(model, cp_in);
   const Hparams& hp = model.hparams();
   MemoryPlan p;
@@ -140,6 +141,7 @@ Result<MemoryPlan> plan_memory(const Model& model, const ContextParams& cp_in, c
   const uint64_t read = model.weights_read_bytes() + (draft != nullptr ? draft->weights_read_bytes() : 0);
   p.baseline_bytes = baseline_bytes > read ? baseline_bytes - read : 0;
   p.n_ctx = cp.n_ctx;
+  p.vision_bytes = vision_bytes;
   if (draft != nullptr) {
     LES_ASSIGN_OR_RETURN(p.draft_bytes, draft_bytes(*draft, cp.n_ctx));
   }
@@ -151,7 +153,10 @@ Result<MemoryPlan> plan_memory(const Model& model, const ContextParams& cp_in, c
   p.scratch_bytes = forward_scratch_bytes(hp, std::min(cp.n_batch, cp.n_ctx), cp.n_ctx, cp.n_threads, cp.kv_type);
   const std::string draft_text =
       draft != nullptr ? " + draft model (weights, KV cache, scratch) " + mib(p.draft_bytes) + " MiB" : "";
-  const std::string fixed_text = "process baseline " + mib(p.baseline_bytes) + " MiB" + draft_text + " + dense weights " +
+  const std::string vision_text =
+      vision_bytes > 0 ? " + vision encoder (weights, encode scratch) " + mib(p.vision_bytes) + " MiB" : "";
+  const std::string fixed_text = "process baseline " + mib(p.baseline_bytes) + " MiB" + vision_text + draft_text +
+                                 " + dense weights " +
                                  mib(p.dense_bytes) + " MiB + KV cache " + mib(p.kv_bytes) + " MiB (n_ctx " +
                                  std::to_string(p.n_ctx) + ") + scratch " + mib(p.scratch_bytes) + " MiB";
   const uint64_t fixed = p.fixed_bytes();
@@ -199,6 +204,7 @@ Result<MemoryPlan> plan_memory(const Model& model, const ContextParams& cp_in, c
 
 std::string describe(const MemoryPlan& p) {
   std::string s = "limit " + mib(p.limit_bytes) + " MiB = baseline " + mib(p.baseline_bytes) +
+                  (p.vision_bytes > 0 ? " + vision encoder " + mib(p.vision_bytes) : std::string()) +
                   (p.draft_bytes > 0 ? " + draft model " + mib(p.draft_bytes) : std::string()) + " + dense " +
                   mib(p.dense_bytes) + " + KV cache " + mib(p.kv_bytes) + " (n_ctx " + std::to_string(p.n_ctx) +
                   ") + scratch " + mib(p.scratch_bytes);

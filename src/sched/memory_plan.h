@@ -18,12 +18,16 @@
 //   experts   either all routed experts (resident, when everything fits) or
 //             the expert budget of the streaming cache (slots, read buffers
 //             and scheduler scratch: StreamingParams::budget_bytes);
+//   vision    when the context will take images from a vision encoder
+//             (les_context_params.vision): the encoder's weights and its
+//             encode scratch (vision::ImageEmbedder::memory_bytes), resident
+//             while it encodes (between encodes too unless it releases them);
 //   draft     when the context will decode speculatively with a draft model
 //             (les_generate_params.draft_model): that model runs resident on
 //             its own context of the same n_ctx (DraftModelDrafter), so all of
 //             its weights, its F16 KV cache at n_ctx and its forward scratch;
 //             the draft's weights read at load are taken out of the baseline.
-// The expert budget is limit - (baseline + draft + dense + kv + scratch). It must hold
+// The expert budget is limit - (baseline + vision + draft + dense + kv + scratch). It must hold
 // at least one token's worth of experts (top-k slots in every MoE layer plus
 // the scheduler's scratch, and never less than the cache's own minimum):
 // below that every token reads most of its experts again. When the limit
@@ -55,9 +59,10 @@ struct MemoryPlan {
   bool resident = false;        // everything fits: experts stay resident (or the model is dense)
   int32_t n_ctx = 0;            // the n_ctx the KV figure is for (0 in the params resolved)
   uint64_t draft_bytes = 0;     // the draft model's weights + KV cache + scratch (0 without one)
-  // baseline + draft + dense + kv + scratch.
+  uint64_t vision_bytes = 0;    // the vision encoder's weights + encode scratch (0 without one)
+  // baseline + vision + draft + dense + kv + scratch.
   uint64_t fixed_bytes() const noexcept {
-    return baseline_bytes + draft_bytes + dense_bytes + kv_bytes + scratch_bytes;
+    return baseline_bytes + vision_bytes + draft_bytes + dense_bytes + kv_bytes + scratch_bytes;
   }
   // limit - (fixed + the experts' part), or 0: what the plan leaves unused.
   uint64_t headroom_bytes() const noexcept;
@@ -95,8 +100,11 @@ TensorSplit tensor_split(const Model& model);
 // the process's resident set now; the model's read weights are taken out of it.
 // `draft` (may be null): the draft model the context will decode with, loaded
 // already (its read weights are in baseline_bytes too); counted as draft_bytes.
+// `vision_bytes`: a vision encoder's peak (weights + encode scratch; 0: none),
+// counted as vision_bytes (its mapped weights are assumed not yet resident).
 Result<MemoryPlan> plan_memory(const Model& model, const ContextParams& cp, const StreamingParams& sp,
-                               uint64_t limit_bytes, uint64_t baseline_bytes, const Model* draft = nullptr);
+                               uint64_t limit_bytes, uint64_t baseline_bytes, const Model* draft = nullptr,
+                               uint64_t vision_bytes = 0);
 
 // Bytes a draft model adds when it drafts for a context of n_ctx positions:
 // all its tensors (it runs resident), its F16 KV cache at n_ctx and its
@@ -105,7 +113,8 @@ Result<uint64_t> draft_bytes(const Model& draft, int32_t n_ctx);
 
 // "limit 64.0 MiB = baseline 9.1 + dense 3.2 + KV cache 4.0 (n_ctx 256) +
 // scratch 1.3 + expert budget 46.4 MiB (streamed)" (or "+ experts 8.0 MiB
-// (all resident), 38.4 MiB unused"; "+ draft model D" after the baseline).
+// (all resident), 38.4 MiB unused"; "+ draft model D" and "+ vision encoder V"
+// after the baseline).
 std::string describe(const MemoryPlan& p);
 
 // The process's resident set now (bytes): /proc/self/statm where it exists,
