@@ -59,7 +59,10 @@ std::vector<EvictionPolicy> all_eviction_policies();
 // The policy a cache uses when nobody chooses one.
 // next_use: on both recorded traces (bench/results/policy_table-*.md) it is at
 // or above lfu_aged and lru at every budget from 500 to 8000 MiB, with and
-// without lookahead hints.
+// without lookahead hints. Against the published per-layer policy replayed
+// under the same accounting (trace/layer_lfu_evictor.h) it wins from 4000 MiB
+// up and loses from 1000 to 3000 MiB (policy_table-2026-12-03-*.md lists the
+// variants measured to close that and why none was kept).
 inline constexpr EvictionPolicy kDefaultEvictionPolicy = EvictionPolicy::next_use;
 
 // next_use's frequency half-life, in tokens: the same ageing as lfu_aged (16),
