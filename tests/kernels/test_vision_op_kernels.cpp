@@ -91,3 +91,44 @@ TEST_CASE("SIMD vision ops agree with the scalar reference", "[op_kernels][visio
     }
   }
 }
+
+// Bounds of |SIMD - reference| (u = 2^-24; kernels/gelu_chunks.h gives the
+// SIMD formulas). Both compute g(x) = x S with S in [0, 1].
+// tanh: S = (1 + tanh v) / 2 = 1 / (1 + e^-2v), v = sqrt(2/pi) x (1 + 0.044715 x^2)
+//   formed with at most 5 roundings in each version (|dv| <= 5 u |v|) and
+//   dS/dv <= 1/2: 5 u |v| for the two together. The reference's tanhf (<= 2
+//   ulp) and 1 + tanh add <= 2 u to S; the SIMD exp (<= 1.5 ulp = 3 u
+//   relative), 1 + e and the division <= 4 u; the final products 2 u
+//   relative: |d| <= |x| u (5 |v| + 8).
+// erf: the reference's z = x / sqrt(2) (dS <= 0.25 u: |z| e^-z^2 <= 0.43),
+//   erff (<= 2 ulp: 1 u in S) and 1 + erf (1 u); the SIMD erfc's
+//   approximation (1.5e-7 absolute, Abramowitz & Stegun 7.1.26: 0.75e-7 in S)
+//   and evaluation (t 3 roundings, Horner terms up to 1.5 in size, exp 3 u
+//   relative, products: <= 16 u in erfc, 8 u in S); final products 2 u:
+//   |d| <= |x| (0.75e-7 + 13.25 u).
+TEST_CASE("SIMD GELUs stay within their derived bounds of the scalar reference", "[op_kernels][vision]") {
+  const KernelTable* s = kernel_table(KernelTier::scalar);
+  const double u = std::ldexp(1.0, -24);
+  std::vector<float> x;
+  for (int i = -12 * 256; i < 12 * 256; ++i) x.push_back(static_cast<float>(i) / 256.0f);
+  for (float v : {0.0f, -0.0f, 100.0f, -100.0f, 1e4f, -1e4f, 1e-30f, -1e-30f}) x.push_back(v);
+  while (x.size() % 16 != 0) x.push_back(0.5f);  // every element through the SIMD chunks
+  const int64_t n = static_cast<int64_t>(x.size());
+  std::vector<float> ys(x.size()), yt(x.size());
+  for (const KernelTable* t : les::test::simd_tables()) {
+    INFO("tier " << kernel_tier_name(t->tier));
+    s->ops.gelu_tanh(x.data(), n, ys.data());
+    t->ops.gelu_tanh(x.data(), n, yt.data());
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double v = 0.7978845608 * x[i] * (1.0 + 0.044715 * x[i] * x[i]);
+      INFO("gelu_tanh x = " << x[i]);
+      REQUIRE(std::fabs(static_cast<double>(yt[i]) - ys[i]) <= std::fabs(x[i]) * u * (5.0 * std::fabs(v) + 8.0));
+    }
+    s->ops.gelu_erf(x.data(), n, ys.data());
+    t->ops.gelu_erf(x.data(), n, yt.data());
+    for (size_t i = 0; i < x.size(); ++i) {
+      INFO("gelu_erf x = " << x[i]);
+      REQUIRE(std::fabs(static_cast<double>(yt[i]) - ys[i]) <= std::fabs(x[i]) * (0.75e-7 + 13.25 * u));
+    }
+  }
+}

@@ -8,6 +8,7 @@
 #include "kernels/x86/avx2_common.h"
 #include "kernels/x86/avx2_kernels.h"
 #include "kernels/x86/gemm_tiers.h"
+#include "kernels/x86/vision_op_tiers.h"
 
 namespace les::kernels {
 namespace avx2 {
@@ -294,6 +295,8 @@ void fill_avx2_table(KernelTable& t) {
   t.ops.attn_f16_kqv = avx2::attn_f16_kqv;
   t.ops.round_f16 = avx2::round_f16;
   t.gemm.block = avx2::gemm_block;
+  t.ops.gelu_tanh = avx2::gelu_tanh;
+  t.ops.gelu_erf = avx2::gelu_erf;
   t.ops.ssm_conv = avx2::ssm_conv;
   t.ops.l2_norm = avx2::l2_norm;
   t.ops.rms_norm_gated = avx2::rms_norm_gated;

@@ -4,6 +4,7 @@
 #include "kernels/tiers.h"
 #include "kernels/x86/avx512_kernels.h"
 #include "kernels/x86/gemm_tiers.h"
+#include "kernels/x86/vision_op_tiers.h"
 
 namespace les::kernels {
 
@@ -36,6 +37,8 @@ void fill_avx512_table(KernelTable& t) {
   t.ops.rms_norm_gated = avx512::rms_norm_gated;
   t.ops.delta_rule = avx512::delta_rule;
   t.gemm.block = avx512::gemm_block;
+  t.ops.gelu_tanh = avx512::gelu_tanh;
+  t.ops.gelu_erf = avx512::gelu_erf;
 }
 
 }  // namespace les::kernels
