@@ -3,6 +3,7 @@
 //   les chat -m MODEL.gguf [--system TEXT] [--chat-template NAME] [-n 512]
 //            [sampling, context and --budget-mb options as in `les run`]
 //            [--lookup [N] | --draft DRAFT.gguf [--draft-max D]]
+//            [--mmproj MMPROJ.gguf [--vision-release]]
 //
 // Each line read from stdin is a user turn; the answer streams to stdout. The
 // whole conversation goes through the chat template (les_chat.h) every turn
@@ -19,6 +20,15 @@
 // and refused exactly as by `les run` (speculative_options.h); the context
 // keeps its drafter across turns, and /stats (or --stats) adds the last
 // answer's speculative totals.
+// With --mmproj, /image PATH encodes an image (les_vision.h) and attaches it
+// to the next message (several /image lines attach several, in order); the
+// message then carries one media marker per image in front of its text, as
+// llama-mtmd-cli puts them, and goes through the chat template. A
+// conversation holding images is evaluated again from its start every turn
+// (les_generate_with_images with all its images; the encoder does not run
+// again): the token-prefix reuse above cannot see image positions. An image
+// that cannot be read is reported and not attached; the chat goes on. /reset
+// drops the conversation's images and any attached ones.
 // Ctrl-C while an answer streams stops it (a flag the token callback reads:
 // a Ctrl-C that arrives as the answer ends is dropped with that answer and
 // never stops the next one); Ctrl-C at the prompt or Ctrl-D (end of input)
@@ -43,6 +53,7 @@
 #include "les/run_report.h"
 #include "les/speculative_options.h"
 #include "les/text_input.h"
+#include "les/vision_options.h"
 
 namespace les::tool {
 namespace {
@@ -53,6 +64,7 @@ struct ChatOptions {
   ModelOptions model;
   SamplingOptions sampling;
   SpeculativeOptions speculative;
+  VisionOptions vision;
   std::string system;
   std::string chat_template;
   bool stats = false;
@@ -83,7 +95,10 @@ struct Chat {
   les_context* ctx;
   const les_model* draft;  // --draft, or null
   bool streaming;
+  les_vision* vision;  // --mmproj, or null
   std::vector<ChatTurn> turns;
+  std::vector<ImageHandle> images;    // the conversation's images, in the order of their markers
+  std::vector<ImageHandle> attached;  // /image: for the next message
   bool answered = false;
   uint64_t n_turns = 0;
   int32_t reused = 0;  // tokens of the last turn's prompt already in the context
@@ -93,13 +108,47 @@ struct Chat {
     if (!o.system.empty()) turns.push_back({"system", o.system});
     les_context_reset(ctx);
     answered = false;
+    images.clear();
+    attached.clear();
+  }
+
+  // /image PATH: encodes it for the next message. Errors are printed, not fatal.
+  void attach(const std::string& path) {
+    if (vision == nullptr) {
+      std::fprintf(stderr, "les chat: /image needs --mmproj FILE (the vision encoder) when les chat starts\n");
+      return;
+    }
+    if (path.empty()) {
+      std::fprintf(stderr, "les chat: /image PATH: the path is missing\n");
+      return;
+    }
+    ImageHandle img;
+    if (encode_image(kTool, vision, path, img, "/image") != 0) return;  // the message is printed (not attached)
+    attached.push_back(std::move(img));
+    std::fprintf(stderr, "les chat: %zu image%s attached to the next message\n", attached.size(),
+                 attached.size() == 1 ? "" : "s");
+  }
+
+  // A turn of a conversation with images: all of it evaluated again with its images.
+  les_status answer_with_images(const std::string& text, les_generate_params& gp, std::string* reply) {
+    std::vector<const les_image*> ptrs;
+    for (const ImageHandle& h : images) ptrs.push_back(h.p);
+    les_context_reset(ctx);
+    reused = 0;
+    gp.parse_special = true;
+    return les_generate_with_images(ctx, text.c_str(), ptrs.data(), static_cast<int32_t>(ptrs.size()), &gp,
+                                    print_piece, reply);
   }
 
   // One user turn: render, reuse the common prefix, generate. 0 or an exit code.
   int answer(const std::string& line) {
-    turns.push_back({"user", line});
+    const size_t n_new = attached.size();
+    turns.push_back({"user", media_markers(n_new) + line});
+    for (ImageHandle& h : attached) images.push_back(std::move(h));
+    attached.clear();
     std::string text;
     if (int rc = render_chat(kTool, model, o.chat_template, turns, true, &text)) return rc;
+    if (!images.empty()) return answer_images(text, n_new);
     std::vector<les_token> ids = tokenize_prompt(model, text, true);
     if (ids.empty()) {
       std::fprintf(stderr, "les chat: tokenizing the conversation: %s\n", les_last_error());
@@ -150,6 +199,36 @@ struct Chat {
     return 0;
   }
 
+  // answer() for a conversation with images.
+  int answer_images(const std::string& text, size_t n_new) {
+    std::vector<const char*> stops;
+    les_generate_params gp = generate_params(o.sampling, stops);
+    gp.sampler.seed += n_turns++;
+    apply_speculative_options(o.speculative, draft, gp);
+    std::string reply;
+    const les_status st = answer_with_images(text, gp, &reply);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+    if (st == LES_ERR_CONTEXT_FULL && !std::string(les_context_last_error(ctx)).starts_with(
+                                          "les_generate_with_images: the context is full")) {
+      // The prompt did not fit: nothing was decoded. Drop the turn (its images too).
+      std::fprintf(stderr, "les chat: %s; /reset to start over, or start les chat with a larger --ctx\n",
+                   les_context_last_error(ctx));
+      turns.pop_back();
+      images.resize(images.size() - n_new);
+      les_context_reset(ctx);
+      return 0;
+    }
+    if (st != LES_OK && st != LES_ERR_CANCELLED && st != LES_ERR_CONTEXT_FULL)
+      return fail_c(kTool, "generation", st, les_context_last_error(ctx));
+    if (st == LES_ERR_CANCELLED) std::fprintf(stderr, "les chat: (answer stopped)\n");
+    if (st == LES_ERR_CONTEXT_FULL) std::fprintf(stderr, "les chat: the context is full; /reset to start over\n");
+    turns.push_back({"assistant", reply});
+    answered = true;
+    if (o.stats) print_stats();
+    return 0;
+  }
+
   void print_stats() const {
     if (!answered) {
       std::fprintf(stderr, "les chat: no answer yet\n");
@@ -163,6 +242,7 @@ struct Chat {
     std::fprintf(stderr, "les chat: context %d of %d tokens (%d reused by the last turn), seed %llu\n",
                  les_context_n_past(ctx), les_context_n_ctx(ctx), reused, static_cast<unsigned long long>(s.seed));
     if (streaming) print_stream_stats(kTool, model, ctx, o.model.io);
+    if (vision != nullptr) print_vision_stats(kTool, vision);
   }
 };
 
@@ -170,20 +250,25 @@ int chat(ChatOptions o) {
   if (int rc = validate_model_options(kTool, o.model)) return rc;
   if (int rc = validate_sampling_options(kTool, o.sampling)) return rc;
   if (int rc = validate_speculative_options(kTool, o.speculative)) return rc;
+  if (int rc = validate_vision_options(kTool, o.vision)) return rc;
   ModelHandle model;
   ContextHandle ctx;
   bool streaming = false;
   if (int rc = load_model(kTool, o.model, model)) return rc;
   ModelHandle draft;  // before the context: --mem-limit-mb counts it
   if (int rc = open_draft_model(kTool, o.speculative, model.p, o.model.n_threads, draft)) return rc;
-  if (int rc = create_context(kTool, o.model, model, ctx, &streaming, draft.p)) return rc;
+  VisionHandle vision;  // before the context too
+  if (o.vision.enabled())
+    if (int rc = load_vision(kTool, o.vision, model.p, o.model.n_threads, vision)) return rc;
+  if (int rc = create_context(kTool, o.model, model, ctx, &streaming, draft.p, vision.p)) return rc;
   if (int rc = resolve_chat_template(kTool, model.p, o.chat_template)) return rc;
   std::fprintf(stderr,
                "les chat: %s, n_ctx %d%s. Type a message; /reset forgets the conversation, /stats shows figures, "
-               "Ctrl-C stops an answer, Ctrl-D leaves.\n",
-               model_desc(model.p).c_str(), les_context_n_ctx(ctx.p), streaming ? ", experts streamed" : "");
+               "%sCtrl-C stops an answer, Ctrl-D leaves.\n",
+               model_desc(model.p).c_str(), les_context_n_ctx(ctx.p), streaming ? ", experts streamed" : "",
+               vision.p != nullptr ? "/image PATH attaches an image to the next message, " : "");
   print_speculative_banner(kTool, o.speculative, draft.p);
-  Chat c{o, model.p, ctx.p, draft.p, streaming, {}};
+  Chat c{o, model.p, ctx.p, draft.p, streaming, vision.p, {}, {}, {}};
   c.reset();
   struct sigaction sa {}, old {};
   sa.sa_handler = on_sigint;
@@ -207,10 +292,16 @@ int chat(ChatOptions o) {
       c.print_stats();
       continue;
     }
+    if (cmd == "/image" || cmd.starts_with("/image ")) {
+      const size_t at = cmd.find_first_not_of(' ', 6);
+      c.attach(at == std::string::npos ? std::string() : cmd.substr(at));
+      continue;
+    }
     if (line[0] == '/') {
       if (line.size() < 2 || line[1] != '/') {
         std::fprintf(stderr,
-                     "les chat: unknown command '%s'; commands: /reset, /stats, /exit (or /quit); start a message "
+                     "les chat: unknown command '%s'; commands: /reset, /stats, /exit (or /quit), /image PATH; start "
+                     "a message "
                      "with // to send a leading /\n",
                      line.c_str());
         continue;
@@ -236,6 +327,7 @@ void register_chat(CLI::App& app, ToolState& state) {
   add_model_options(cmd, o->model);
   add_sampling_options(cmd, o->sampling);
   add_speculative_options(cmd, o->speculative);
+  add_vision_options(cmd, o->vision, /*with_image=*/false);
   cmd->add_option("--system", o->system, "System message (kept across /reset)");
   cmd->add_option("--chat-template", o->chat_template,
                   "Chat template by name (chatml, llama3, mistral, gemma, ...; default: the model's own)");

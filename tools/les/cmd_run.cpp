@@ -5,6 +5,7 @@
 //           --ignore-eos --repeat-penalty 1.0 --stop STR ... --json --parse-special
 //           --chat [--system TEXT] [--chat-template NAME]
 //           --lookup [N] | --draft DRAFT.gguf [--draft-max D]]
+//           [--mmproj MMPROJ.gguf --image PATH [--image PATH ...] [--vision-release]]
 //
 // --chat sends the prompt as one user turn (after an optional system turn)
 // through the model's chat template (les_chat.h; --chat-template NAME picks
@@ -41,6 +42,15 @@
 // tok/s line counts every emitted token over the whole decode phase, drafting
 // and verifying included.
 //
+// --mmproj FILE --image PATH ... (vision_options.h): each image is encoded by
+// the vision encoder (les_vision.h) and put in front of the prompt text, as
+// llama-mtmd-cli does: one media marker per image before -p's text, inside the
+// user turn with --chat (through the chat template), else in front of the raw
+// prompt; les_generate_with_images evaluates it. `prompt tokens N` then counts
+// every position (text, image marker tokens and embedding rows). --image
+// without --mmproj is a usage error; an unreadable mmproj or image exits 1
+// with the library's message. --mem-limit-mb counts the encoder.
+//
 // The model, context and generation go through the C ABI (les/les.h), as an
 // embedding app would. Two things les.h does not offer stay on the C++ side:
 // checking the sampler parameters before any file is opened (so they are usage
@@ -61,6 +71,7 @@
 #include "les/run_report.h"
 #include "les/speculative_options.h"
 #include "les/text_input.h"
+#include "les/vision_options.h"
 
 namespace les::tool {
 namespace {
@@ -71,6 +82,7 @@ struct RunOptions {
   ModelOptions model;
   SamplingOptions sampling;
   SpeculativeOptions speculative;
+  VisionOptions vision;
   std::string prompt = "Once upon a time";
   std::string prompt_file;
   bool stats = false;
@@ -103,6 +115,7 @@ int run(RunOptions o) {
   if (int rc = validate_model_options(kTool, o.model)) return rc;
   if (int rc = validate_sampling_options(kTool, o.sampling)) return rc;
   if (int rc = validate_speculative_options(kTool, o.speculative)) return rc;
+  if (int rc = validate_vision_options(kTool, o.vision)) return rc;
   const ModelOptions& m = o.model;
   if (!o.chat && (!o.system.empty() || !o.chat_template.empty())) {
     std::fprintf(stderr, "les run: --system and --chat-template need --chat\n");
@@ -126,7 +139,10 @@ int run(RunOptions o) {
   if (int rc = load_model(kTool, o.model, model)) return rc;
   ModelHandle draft;  // before the context: --mem-limit-mb counts it
   if (int rc = open_draft_model(kTool, o.speculative, model.p, m.n_threads, draft)) return rc;
-  if (int rc = create_context(kTool, o.model, model, ctx, &streaming, draft.p)) return rc;
+  VisionHandle vision;  // before the context too
+  if (o.vision.enabled())
+    if (int rc = load_vision(kTool, o.vision, model.p, m.n_threads, vision)) return rc;
+  if (int rc = create_context(kTool, o.model, model, ctx, &streaming, draft.p, vision.p)) return rc;
   // Before the model line, as in les chat: a template warning comes first.
   if (o.chat)
     if (int rc = resolve_chat_template(kTool, model.p, o.chat_template)) return rc;
@@ -136,6 +152,15 @@ int run(RunOptions o) {
   std::fprintf(stderr, "les run: %s, n_ctx %d, seed %llu%s\n", model_desc(model.p).c_str(), les_context_n_ctx(ctx.p),
                static_cast<unsigned long long>(o.sampling.sp.seed), streamed);
   print_speculative_banner(kTool, o.speculative, draft.p);
+  std::vector<ImageHandle> images;
+  std::vector<const les_image*> image_ptrs;
+  for (const std::string& path : o.vision.images) {
+    images.emplace_back();
+    if (int rc = encode_image(kTool, vision.p, path, images.back())) return rc;
+    image_ptrs.push_back(images.back().p);
+  }
+  // The images go in front of the text, inside the user turn (llama-mtmd-cli's place).
+  if (!images.empty()) o.prompt = media_markers(images.size()) + o.prompt;
 
   if (o.chat) {
     std::vector<ChatTurn> turns;
@@ -150,7 +175,10 @@ int run(RunOptions o) {
   Output out;
   out.json = o.json;
   InterruptScope interrupt(ctx.p, kTool, kStopAfterToken);
-  const les_status st = les_generate(ctx.p, o.prompt.c_str(), &gp, print_piece, &out);
+  const les_status st =
+      images.empty() ? les_generate(ctx.p, o.prompt.c_str(), &gp, print_piece, &out)
+                     : les_generate_with_images(ctx.p, o.prompt.c_str(), image_ptrs.data(),
+                                                static_cast<int32_t>(image_ptrs.size()), &gp, print_piece, &out);
   if (!o.json) std::fputc('\n', stderr);  // ends the streamed text's line (--json streams nothing)
   // A full context ends generation like n_predict does, and so does an
   // interrupt: what fit (what was generated) was printed. A prompt that does
@@ -166,6 +194,7 @@ int run(RunOptions o) {
   const double rss = peak_rss_mib();
   print_generate_summary(kTool, stats, rss);
   if (o.stats && o.speculative.enabled()) print_speculative_stats(kTool, stats);
+  if (o.stats && vision.p != nullptr) print_vision_stats(kTool, vision.p);
   if (o.stats && streaming && print_stream_stats(kTool, model.p, ctx.p, m.io) != 0) return 1;
   if (o.json) {
     nlohmann::json j = generate_stats_json(stats, rss);
@@ -194,6 +223,7 @@ void register_run(CLI::App& app, ToolState& state) {
       ->excludes(cmd->get_option("--prompt"));
   add_sampling_options(cmd, o->sampling);
   add_speculative_options(cmd, o->speculative);
+  add_vision_options(cmd, o->vision, /*with_image=*/true);
   cmd->add_flag("--parse-special", o->parse_special,
                 "Control-token texts in the prompt (<|im_start|>, ...) become those tokens");
   cmd->add_flag("--chat", o->chat, "Send the prompt as a user turn through the model's chat template");

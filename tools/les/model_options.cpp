@@ -63,11 +63,13 @@ void report_memory_plan(const char* tool, ModelOptions& o, const ContextHandle& 
   constexpr double mib = 1024.0 * 1024.0;
   const auto m = [](uint64_t b) { return static_cast<double>(b) / mib; };
   std::fprintf(stderr, "les %s: memory limit %.1f MiB = process %.1f", tool, m(mp.limit_bytes), m(mp.baseline_bytes));
+  if (mp.vision_bytes > 0) std::fprintf(stderr, " + vision encoder %.1f", m(mp.vision_bytes));
   if (mp.draft_bytes > 0) std::fprintf(stderr, " + draft model %.1f", m(mp.draft_bytes));
   std::fprintf(stderr, " + dense %.1f + KV cache %.1f (n_ctx %d) + scratch %.1f", m(mp.dense_bytes), m(mp.kv_bytes),
                mp.n_ctx, m(mp.scratch_bytes));
   const uint64_t experts = mp.resident ? mp.routed_bytes : mp.expert_budget_bytes;
-  const uint64_t used = mp.baseline_bytes + mp.draft_bytes + mp.dense_bytes + mp.kv_bytes + mp.scratch_bytes + experts;
+  const uint64_t used =
+      mp.baseline_bytes + mp.vision_bytes + mp.draft_bytes + mp.dense_bytes + mp.kv_bytes + mp.scratch_bytes + experts;
   // What the plan leaves unused, so that the parts add up to the limit.
   const double headroom = mp.limit_bytes > used ? m(mp.limit_bytes - used) : 0.0;
   const char* experts_label = mp.resident ? "experts" : "expert budget";
@@ -228,7 +230,7 @@ int load_model(const char* tool, ModelOptions& o, ModelHandle& model) {
 }
 
 int create_context(const char* tool, ModelOptions& o, const ModelHandle& model, ContextHandle& ctx, bool* streaming,
-                   const les_model* draft) {
+                   const les_model* draft, const les_vision* vision) {
   *streaming = o.budget_mb > 0 && les_model_n_expert(model.p) > 0;
   if (o.budget_mb > 0 && !*streaming)
     std::fprintf(stderr, "les %s: note: %s has no routed experts; --budget-mb ignored, all weights resident\n", tool,
@@ -243,6 +245,7 @@ int create_context(const char* tool, ModelOptions& o, const ModelHandle& model, 
   cp.memory_limit_bytes = static_cast<uint64_t>(std::floor(o.mem_limit_mb * 1024.0 * 1024.0));
   if (o.mem_limit_mb > 0 && cp.memory_limit_bytes == 0) cp.memory_limit_bytes = 1;  // never "no limit"
   cp.draft_model = draft;
+  cp.vision = vision;
   cp.prefetch_candidates = o.prefetch_c;
   cp.io_backend = o.io == "io_uring" ? LES_IO_IO_URING : o.io == "pread" ? LES_IO_PREAD : LES_IO_AUTO;
   cp.eviction = o.eviction == "lru"        ? LES_EVICTION_LRU

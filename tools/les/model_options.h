@@ -61,8 +61,10 @@ int open_model(const char* tool, ModelOptions& o, ModelHandle& model, ContextHan
 // create_context (the rest; `draft`, may be null, is counted in
 // --mem-limit-mb: les_context_params.draft_model).
 int load_model(const char* tool, ModelOptions& o, ModelHandle& model);
+// `vision` (may be null): the --mmproj encoder, counted in --mem-limit-mb too
+// (les_context_params.vision; the split line names it).
 int create_context(const char* tool, ModelOptions& o, const ModelHandle& model, ContextHandle& ctx, bool* streaming,
-                   const les_model* draft);
+                   const les_model* draft, const les_vision* vision = nullptr);
 
 // A check for a numeric option's text: a plain decimal number ("12", "-1",
 // "0.5", "1e3"), so "0x10", "1_000" or "12abc" are usage errors naming the

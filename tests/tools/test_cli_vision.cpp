@@ -1,0 +1,129 @@
+// `les run --mmproj FILE --image PATH` and `les chat` with /image on the
+// multimodal fixtures: the text llama-mtmd-cli printed for the 224x224 image
+// (greedy, 16 tokens, chatml), the raw prompt with the image in front, the
+// memory split naming the encoder, and every error (--image without --mmproj,
+// a missing or corrupt image, a file that is no mmproj, another projector type,
+// a text model without the marker tokens) a non-zero exit with a message, never
+// a crash.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "support/cli_tool.h"
+#include "support/fixtures.h"
+#include "support/gguf_copy.h"
+
+using les::test::RunResult;
+using les::test::run_les;
+using les::test::sh_quote;
+
+namespace {
+
+std::string fx(const char* rel) { return les::test::fixture_path(std::string("multimodal/") + rel); }
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = les::test::temp_dir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+// llama-mtmd-cli's text for the 224x224 image (cli-224x224.out.txt holds it between newlines).
+std::string reference_text() {
+  std::string t = read_text(fx("cli-224x224.out.txt"));
+  while (!t.empty() && t.front() == '\n') t.erase(0, 1);
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  return t;
+}
+
+bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("les run --mmproj --image: llama-mtmd-cli's text for the 224x224 image", "[cli][vision]") {
+  LES_REQUIRE_FIXTURE(model, "multimodal/qwen35moe-mm-F16.gguf");
+  const std::string base = "run -m " + sh_quote(model) + " --mmproj " +
+                           sh_quote(fx("mmproj-minicpmv4_6-tiny-F16.gguf")) + " --image " + sh_quote(fx("test-224x224.ppm")) + " -n 16 --temp 0 -t 2 ";
+  const RunResult r = run_les(base + "--chat --chat-template chatml -p 'Describe the image.'");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == reference_text());
+  CHECK(has(r.err, "test-224x224.ppm: 18 positions"));
+  CHECK(has(r.err, "prompt tokens 36, generated 16"));
+
+  // Without --chat: the raw prompt with the image in front; two images; --stats; the memory split.
+  const RunResult raw = run_les(base + "--image " + sh_quote(fx("test-448x224.ppm")) +
+                                " -p 'Describe.' --stats --mem-limit-mb 512 --vision-release");
+  INFO(raw.err);
+  REQUIRE(raw.exit_code == 0);
+  CHECK(has(raw.err, "prompt tokens 79"));  // 18 + 56 image positions + "Describe." (5 tokens)
+  CHECK(has(raw.err, "+ vision encoder "));
+  CHECK(has(raw.err, "vision: 2 images (4 chunks), 66 image tokens"));
+  CHECK(has(raw.err, "weights resident 0.0 of 1.4 MiB"));
+}
+
+TEST_CASE("les run --image: errors exit non-zero with a message", "[cli][vision]") {
+  LES_REQUIRE_FIXTURE(model, "multimodal/qwen35moe-mm-F16.gguf");
+  const std::string mmproj = fx("mmproj-minicpmv4_6-tiny-F16.gguf");
+  const std::string m = "run -m " + sh_quote(model) + " -n 2 ";
+  struct Case {
+    std::string args;
+    int code;
+    const char* mentions;
+  };
+  const std::string dir = les::test::temp_dir();
+  const std::string corrupt = write_temp("corrupt.jpg", "\xff\xd8\xff\xe0 not really a jpeg");
+  const std::string resampler = dir + "/mmproj-resampler.gguf";
+  les::test::copy_gguf_with_strings(mmproj, resampler, {{"clip.projector_type", "resampler"}});
+  std::string plain_model = les::test::fixture_path("synthetic/qwen35moe-F16.gguf");
+  const Case cases[] = {
+      {m + "--image " + sh_quote(fx("test-224x224.ppm")), 2, "--image needs --mmproj"},
+      {m + "--vision-release", 2, "--vision-release needs --mmproj"},
+      {m + "--mmproj " + sh_quote(mmproj) + " --image " + sh_quote(dir + "/none.png"), 1, "none.png"},
+      {m + "--mmproj " + sh_quote(mmproj) + " --image " + sh_quote(corrupt), 1, "corrupt.jpg"},
+      {m + "--mmproj " + sh_quote(model) + " --image " + sh_quote(fx("test-224x224.ppm")), 1, "not an mmproj"},
+      {m + "--mmproj " + sh_quote(resampler) + " --image " + sh_quote(fx("test-224x224.ppm")), 1, "'resampler'"},
+      {m + "--mmproj " + sh_quote(dir + "/missing.gguf"), 1, "missing.gguf"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.args);
+    const RunResult r = run_les(c.args);
+    INFO(r.err);
+    CHECK(r.exit_code == c.code);
+    CHECK(has(r.err, c.mentions));
+    CHECK(r.out.empty());
+  }
+  if (!plain_model.empty()) {
+    const RunResult r = run_les("run -m " + sh_quote(plain_model) + " -n 2 --mmproj " + sh_quote(mmproj) + " --image " +
+                                sh_quote(fx("test-224x224.ppm")));
+    CHECK(r.exit_code == 1);
+    CHECK(has(r.err, "<image>"));
+  }
+}
+
+TEST_CASE("les chat: /image attaches an image to the next message", "[cli][chat][vision]") {
+  LES_REQUIRE_FIXTURE(model, "multimodal/qwen35moe-mm-F16.gguf");
+  const std::string input = write_temp(
+      "chat-image.txt", "/image " + fx("test-224x224.ppm") + "\n/image " + les::test::temp_dir() +
+                            "/nope.png\nDescribe the image.\nAnd now?\n/reset\n/image\nhello\n");
+  const RunResult r = run_les("chat -m " + sh_quote(model) + " --mmproj " +
+                              sh_quote(fx("mmproj-minicpmv4_6-tiny-F16.gguf")) +
+                              " --chat-template chatml --temp 0 -n 16 -t 2 --ignore-eos < " + sh_quote(input));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.rfind(reference_text() + "\n", 0) == 0);  // the first answer is llama-mtmd-cli's
+  CHECK(has(r.err, "1 image attached to the next message"));
+  CHECK(has(r.err, "/image: I/O error"));
+  CHECK(has(r.err, "/image PATH: the path is missing"));
+  // Without --mmproj, /image is refused and the chat goes on.
+  const std::string in2 = write_temp("chat-noimage.txt", "/image x.png\nhello\n");
+  const RunResult n = run_les("chat -m " + sh_quote(model) + " --temp 0 -n 2 -t 2 < " + sh_quote(in2));
+  CHECK(n.exit_code == 0);
+  CHECK(has(n.err, "/image needs --mmproj"));
+}
