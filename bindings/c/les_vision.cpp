@@ -167,7 +167,8 @@ les_status les_vision_encode_memory(les_vision* vision, const uint8_t* data, siz
     *out = nullptr;
     if (vision == nullptr) return fail(les::invalid_argument_error("les_vision_encode_memory: vision is NULL"));
     if (data == nullptr) return fail(les::invalid_argument_error("les_vision_encode_memory: data is NULL"));
-    if (n_bytes == 0) return fail(les::invalid_argument_error("les_vision_encode_memory: n_bytes is 0 (no image data)"));
+    if (n_bytes == 0)
+      return fail(les::invalid_argument_error("les_vision_encode_memory: n_bytes is 0 (no image data)"));
     auto r = les::capi::make_image(*vision, vision->embedder->encode_bytes(std::span<const uint8_t>(data, n_bytes)));
     if (!r.ok()) return fail(r.status().with_context("les_vision_encode_memory"));
     *out = *r;
@@ -187,7 +188,9 @@ les_status les_context_append_image(les_context* ctx, const les_image* image) {
       "les_context_append_image",
       [&]() -> les_status {
         ctx->last_error.clear();
-        auto err = [&](const les::Status& s) { return fail(s.with_context("les_context_append_image"), &ctx->last_error); };
+        auto err = [&](const les::Status& s) {
+          return fail(s.with_context("les_context_append_image"), &ctx->last_error);
+        };
         les::Status s = les::capi::check_image_for(image, ctx->model, "the image");
         if (!s.ok()) return err(s);
         std::vector<les::vision::PromptChunk> chunks;

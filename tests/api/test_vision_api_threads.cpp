@@ -100,7 +100,9 @@ TEST_CASE("vision API: greedy output after an image is the same with a drafter",
   REQUIRE(les_vision_encode_file(v, fx("test-448x224.ppm").c_str(), &img) == LES_OK);
   const les_image* one[1] = {img};
   // Text before and after the image, so prompt lookup has n-grams around it to match.
-  const char* prompt = "<|im_start|>user\nLook: <image> and </image>.<__media__>Describe the image.<|im_end|>\n<|im_start|>assistant\n";
+  const char* prompt =
+      "<|im_start|>user\nLook: <image> and </image>.<__media__>Describe the image.<|im_end|>\n"
+      "<|im_start|>assistant\n";
 
   auto run = [&](les_generate_params gp, les_generate_stats* stats) {
     les_context_params cp = les_context_default_params();
