@@ -1,7 +1,8 @@
 // `les serve`: an OpenAI-compatible HTTP server for one model.
 //
 //   les serve -m MODEL.gguf [--host 127.0.0.1] [--port 8080] [--api-key KEY]
-//             [--chat-template NAME] [--max-queue 16] [-n -1] [sampling,
+//             [--chat-template NAME] [--max-queue 16] [-n -1]
+//             [--mmproj FILE [--max-images 4] [--max-image-mb 4]] [sampling,
 //             context, --budget-mb and --lookup / --draft options as in
 //             `les run`]
 //
@@ -27,6 +28,10 @@
 // (serve_signals.h): the generation running ends at its next token, queued
 // requests get 503, no new connection is taken, and `les serve` exits 0 once
 // the worker threads are done; a second signal exits at once (128 + signal).
+// With --mmproj FILE (the model's vision encoder, les_vision.h) chat
+// messages may hold image_url parts with data: URLs (serve_request.h); each
+// request takes at most --max-images images of at most --max-image-mb MiB
+// (encoded) each, and the body limit grows by that many images' base64 text.
 // Exit codes: 0 after a signal, 1 runtime error (the address cannot be bound,
 // the model cannot be loaded), 2 bad arguments.
 #include <les/les.h>
@@ -75,6 +80,16 @@ struct ServeOptions {
   std::string api_key;
   std::string chat_template;
   int max_queue = 16;
+  std::string mmproj;       // --mmproj ("" = no image input)
+  int max_images = 4;       // --max-images
+  double max_image_mb = 4;  // --max-image-mb
+};
+
+constexpr int kMaxImagesLimit = 64;
+constexpr double kMaxImageMbLimit = 256;
+
+struct VisionFree {
+  void operator()(les_vision* v) const { les_vision_free(v); }
 };
 
 // Whether `host` resolves to an address other than a loopback one
@@ -128,6 +143,16 @@ int serve(ServeOptions o) {
   if (o.max_queue < 0 || o.max_queue > kMaxQueueLimit) {
     std::fprintf(stderr, "les serve: --max-queue must be in 0..%d (requests waiting behind the running one), got %d\n",
                  kMaxQueueLimit, o.max_queue);
+    return 2;
+  }
+  if (o.max_images < 1 || o.max_images > kMaxImagesLimit) {
+    std::fprintf(stderr, "les serve: --max-images must be in 1..%d (images per request), got %d\n", kMaxImagesLimit,
+                 o.max_images);
+    return 2;
+  }
+  if (!(o.max_image_mb > 0 && o.max_image_mb <= kMaxImageMbLimit)) {
+    std::fprintf(stderr, "les serve: --max-image-mb must be in (0, %g] (MiB per encoded image), got %g\n",
+                 kMaxImageMbLimit, o.max_image_mb);
     return 2;
   }
   if (!o.chat_template.empty() && les_chat_template_resolve(nullptr, o.chat_template.c_str(), nullptr, nullptr) != LES_OK) {
@@ -186,14 +211,31 @@ int serve(ServeOptions o) {
   ModelHandle draft;
   if (rc == 0) rc = open_draft_model(kTool, o.speculative, model.p, o.model.n_threads, draft);
   if (rc == 0) rc = resolve_chat_template(kTool, model.p, o.chat_template);
+  std::unique_ptr<les_vision, VisionFree> vision;
+  if (rc == 0 && !o.mmproj.empty()) {
+    les_vision_params vp = les_vision_default_params();
+    vp.n_threads = o.model.n_threads > 0 ? o.model.n_threads : 0;
+    les_vision* v = nullptr;
+    if (les_vision_load(model.p, o.mmproj.c_str(), &vp, &v) != LES_OK) {
+      std::fprintf(stderr, "les serve: --mmproj %s: %s\n", o.mmproj.c_str(), les_last_error());
+      rc = 1;
+    }
+    vision.reset(v);
+  }
   if (rc != 0) {
     signals.finish();
     return rc;
   }
   print_speculative_banner(kTool, o.speculative, draft.p);
-  Engine engine(model.p, ctx.p, {o.sampling, o.speculative, draft.p, o.chat_template}, o.max_queue);
+  Engine engine(model.p, ctx.p, {o.sampling, o.speculative, draft.p, o.chat_template, vision.get()}, o.max_queue);
   const int32_t n_ctx = les_context_n_ctx(ctx.p);
   state.max_body_bytes = request_body_limit(n_ctx);
+  if (vision) {
+    state.image_limits.max_images = static_cast<size_t>(o.max_images);
+    state.image_limits.max_image_bytes = static_cast<size_t>(o.max_image_mb * 1024 * 1024);
+    // Each image as base64 text (4 characters per 3 bytes) on top of the text's limit.
+    state.max_body_bytes += state.image_limits.max_images * ((state.image_limits.max_image_bytes + 2) / 3 * 4 + 256);
+  }
   install_routes(server, state);
   state.engine.store(&engine);
   {
@@ -212,6 +254,9 @@ int serve(ServeOptions o) {
                  "bodies up to %zu bytes\n",
                  model_desc(model.p).c_str(), state.model_id.c_str(), n_ctx, streaming ? ", experts streamed" : "",
                  o.max_queue, state.max_body_bytes);
+    if (vision)
+      std::fprintf(stderr, "les serve: images: %s, up to %zu per request of up to %zu bytes each\n", o.mmproj.c_str(),
+                   state.image_limits.max_images, state.image_limits.max_image_bytes);
     const bool v6 = o.host.find(':') != std::string::npos;
     std::fprintf(stderr, "les serve: listening on http://%s%s%s:%d\n", v6 ? "[" : "", o.host.c_str(), v6 ? "]" : "",
                  port);
@@ -242,6 +287,11 @@ void register_serve(CLI::App& app, ToolState& state) {
                   "Chat template by name (chatml, llama3, mistral, gemma, ...; default: the model's own)");
   cmd->add_option("--max-queue", o->max_queue,
                   "Requests that may wait behind the running one; more get 503 with Retry-After (0..256)")
+      ->capture_default_str();
+  cmd->add_option("--mmproj", o->mmproj,
+                  "Vision encoder (mmproj GGUF) of the model: chat messages may then hold image_url parts (data: URLs)");
+  cmd->add_option("--max-images", o->max_images, "With --mmproj: images per request (1..64)")->capture_default_str();
+  cmd->add_option("--max-image-mb", o->max_image_mb, "With --mmproj: MiB per image as sent (encoded PNG/JPEG/PPM)")
       ->capture_default_str();
   cmd->callback([&state, o] { state.exit_code = serve(*o); });
 }

@@ -75,11 +75,6 @@ Engine::Engine(les_model* model, les_context* ctx, EngineSettings settings, int 
 bool Engine::prepare(const CompletionRequest& r, GenerationJob* job, RequestError* error,
                      std::string* error_code) const {
   std::lock_guard<std::mutex> lock(prepare_mu_);
-  if (!r.images.empty()) {
-    *error = {r.images[0].param + ": this server takes no images (les serve has no vision encoder loaded)",
-              r.images[0].param};
-    return false;
-  }
   job->endpoint = r.endpoint;
   job->sampling = merged_sampling(settings_.sampling, r);
   job->sampling.sp.penalty_last_n = job->sampling.repeat_last_n;
@@ -87,7 +82,23 @@ bool Engine::prepare(const CompletionRequest& r, GenerationJob* job, RequestErro
     *error = sampler_error(s);
     return false;
   }
-  if (r.endpoint == Endpoint::kChat) {
+  job->text.clear();
+  job->images.clear();
+  if (r.endpoint == Endpoint::kChat && !r.images.empty()) {
+    if (settings_.vision != nullptr && settings_.speculative.mtp) {
+      *error = {r.images[0].param + ": images cannot be combined with this server's --mtp drafting", r.images[0].param};
+      return false;
+    }
+    if (!encode_request_images(settings_.vision, r, &job->images, error)) return false;
+    std::string message;
+    if (render_chat_text(model_, settings_.chat_template, r.messages, true, &job->text, &message) != LES_OK) {
+      *error = {"messages: " + message, "messages"};
+      return false;
+    }
+    job->ids.clear();
+    job->n_prompt = prompt_positions(model_, job->text, job->images, error);
+    if (job->n_prompt < 0) return false;
+  } else if (r.endpoint == Endpoint::kChat) {
     std::string text, message;
     if (render_chat_text(model_, settings_.chat_template, r.messages, true, &text, &message) != LES_OK) {
       *error = {"messages: " + message, "messages"};
@@ -116,12 +127,14 @@ bool Engine::prepare(const CompletionRequest& r, GenerationJob* job, RequestErro
       return false;
     }
   }
-  if (job->ids.empty()) {
+  if (job->images.empty()) job->n_prompt = static_cast<int64_t>(job->ids.size());
+  if (job->n_prompt == 0) {
     *error = {"the prompt is empty (no tokens)", r.endpoint == Endpoint::kChat ? "messages" : "prompt"};
     return false;
   }
-  if (static_cast<int64_t>(job->ids.size()) >= n_ctx_) {
-    *error = {"the prompt is " + std::to_string(job->ids.size()) + " tokens; the context holds " +
+  if (job->n_prompt >= n_ctx_) {
+    *error = {"the prompt is " + std::to_string(job->n_prompt) + " tokens" +
+                  (job->images.empty() ? "" : " (images included)") + "; the context holds " +
                   std::to_string(n_ctx_) + " (les serve -c) including at least one generated token",
               r.endpoint == Endpoint::kChat ? "messages" : "prompt"};
     *error_code = "context_length_exceeded";
@@ -133,18 +146,30 @@ bool Engine::prepare(const CompletionRequest& r, GenerationJob* job, RequestErro
 GenerationOutcome Engine::run(const GenerationJob& job, const std::function<bool(std::string_view)>& emit) {
   GenerationOutcome out;
   const uint64_t n = ++n_requests_;
-  out.reused = reuse_prefix(ctx_, job.ids);
   std::vector<const char*> stops;  // point into job.sampling.stop
   les_generate_params gp = generate_params(job.sampling, stops);
   apply_speculative_options(settings_.speculative, settings_.draft, gp);
-  gp.prompt_tokens = job.ids.data() + out.reused;
-  gp.n_prompt_tokens = static_cast<int32_t>(job.ids.size()) - out.reused;
   CallbackState cb{&emit, &stop_flag_};
-  const les_status st = les_generate(ctx_, nullptr, &gp, on_token, &cb);
+  les_status st = LES_OK;
+  if (job.images.empty()) {
+    out.reused = reuse_prefix(ctx_, job.ids);
+    gp.prompt_tokens = job.ids.data() + out.reused;
+    gp.n_prompt_tokens = static_cast<int32_t>(job.ids.size()) - out.reused;
+    st = les_generate(ctx_, nullptr, &gp, on_token, &cb);
+  } else {
+    // The whole conversation again (no prefix reuse across image positions).
+    les_context_reset(ctx_);
+    gp.parse_special = true;
+    std::vector<const les_image*> images;
+    for (const ImageRef& i : job.images) images.push_back(i.get());
+    st = les_generate_with_images(ctx_, job.text.c_str(), images.data(), static_cast<int32_t>(images.size()), &gp,
+                                  on_token, &cb);
+  }
   les_generate_stats stats{};
   stats.struct_size = sizeof stats;
   les_context_generate_stats(ctx_, &stats);
-  out.usage = {static_cast<int32_t>(job.ids.size()), stats.n_generated};
+  const int32_t n_prompt = job.images.empty() ? static_cast<int32_t>(job.ids.size()) : stats.n_prompt_tokens;
+  out.usage = {n_prompt, stats.n_generated};
   const char* kind = job.endpoint == Endpoint::kChat ? "chat" : "completion";
   if (st != LES_OK && st != LES_ERR_CANCELLED && !(st == LES_ERR_CONTEXT_FULL && stats.stop_reason == LES_STOP_CONTEXT_FULL)) {
     out.status = st;
@@ -162,9 +187,9 @@ GenerationOutcome Engine::run(const GenerationJob& job, const std::function<bool
                     : out.shutting_down ? "cancelled: the server is stopping"
                                         : les_stop_reason_name(stats.stop_reason);
   std::fprintf(stderr,
-               "les serve: #%llu %s: prompt %zu tokens (%d reused), generated %d (stop: %s), prefill %.2f tok/s, "
-               "decode %.2f tok/s, seed %llu\n",
-               static_cast<unsigned long long>(n), kind, job.ids.size(), out.reused, stats.n_generated, why,
+               "les serve: #%llu %s: prompt %d tokens (%d reused, %zu images), generated %d (stop: %s), prefill "
+               "%.2f tok/s, decode %.2f tok/s, seed %llu\n",
+               static_cast<unsigned long long>(n), kind, n_prompt, out.reused, job.images.size(), stats.n_generated, why,
                stats.prefill_tokens_per_second, stats.decode_tokens_per_second,
                static_cast<unsigned long long>(stats.seed));
   return out;

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "les/model_options.h"
+#include "les/serve_images.h"
 #include "les/serve_queue.h"
 #include "les/serve_reply.h"
 #include "les/serve_request.h"
@@ -43,13 +44,21 @@ struct EngineSettings {
   SpeculativeOptions speculative;
   const les_model* draft = nullptr;  // --draft's model, borrowed
   std::string chat_template;
+  les_vision* vision = nullptr;      // --mmproj's encoder, borrowed (nullptr: requests with images get 400)
 };
+
 
 // A prepared request: the whole prompt as token ids (BOS included) and the
 // sampling (checked; sp.seed set, LES_SEED_RANDOM for a random one).
+// With images, `ids` is empty: `text` is the rendered conversation with one
+// LES_MEDIA_MARKER per image (les_generate_with_images), `n_prompt` counts
+// every position it takes (text tokens and each image's les_image_n_tokens).
 struct GenerationJob {
   Endpoint endpoint = Endpoint::kChat;
   std::vector<les_token> ids;
+  std::string text;
+  std::vector<ImageRef> images;
+  int64_t n_prompt = 0;
   SamplingOptions sampling;
 };
 
@@ -73,6 +82,10 @@ class Engine {
   // Checks `request` against the model and the server's defaults and builds
   // its job. Returns false with *error set (the message for a 400 reply; the
   // code "context_length_exceeded" when the prompt does not fit n_ctx).
+  // Images are encoded here (les_vision_encode_memory; one prepare() at a
+  // time, so one decoded image's pixels are in memory at once): refused
+  // without --mmproj, with --mtp, when one cannot be decoded (the message
+  // names its content part), or when the text already holds the media marker.
   bool prepare(const CompletionRequest& request, GenerationJob* job, RequestError* error,
                std::string* error_code) const;
 

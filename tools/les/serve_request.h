@@ -62,7 +62,7 @@ struct RequestImage {
 // Bounds on a request's images (les serve --max-images, --max-image-mb).
 struct ImageLimits {
   size_t max_images = 4;                   // per request
-  size_t max_image_bytes = 8u << 20;       // encoded bytes per image
+  size_t max_image_bytes = 4u << 20;       // encoded bytes per image
 };
 
 struct CompletionRequest {
