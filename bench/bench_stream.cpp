@@ -6,7 +6,8 @@
 //   bench_stream --model PATH [--resident | --budget-mb N] [--prefetch-c N]
 //                [--no-ready-first] [--io auto|io_uring|pread] [--eviction lru|lfu_aged]
 //                [--buffered] [--prompt N] [--warmup N] [--tokens N] [--threads N]
-//                [--disk-probe-mib N] [--warm-file] [--prefill-warmup] [--feed random|greedy] [--json]
+//                [--disk-probe-mib N] [--warm-file] [--prefill-warmup] [--prefill-reps N]
+//                [--feed random|greedy] [--json]
 //
 // Run:
 //  1. Bounds, before the model runs: memory-read bandwidth (bench_support.h,
@@ -17,7 +18,9 @@
 //     sequential O_DIRECT 8 MiB preads from the file's start.
 //  2. Prefill of --prompt tokens (fixed ids spread over the vocabulary; with
 //     --prefill-warmup decoded once untimed first and the context reset, so the
-//     timed prefill finds the weights' pages mapped, like llama-bench), then
+//     timed prefill finds the weights' pages mapped, like llama-bench; with
+//     --prefill-reps N the timed prefill runs N times, the context reset between,
+//     and the median is reported: long enough to profile), then
 //     --warmup decode steps that fill the cache (not timed), then the
 //     scheduler's counters are reset and --tokens decode steps are timed. Each
 //     step decodes one token: a fixed-seed random id (--feed random, default:
@@ -80,6 +83,7 @@ struct Args {
   double compute_s_per_token = 0;
   bool warm_file = false;
   bool prefill_warmup = false;
+  int prefill_reps = 1;
   std::string feed = "random";
   bool json = false;
 };
@@ -163,6 +167,8 @@ int main(int argc, char** argv) {
   app.add_flag("--warm-file", a.warm_file, "read the whole file first (page cache)");
   app.add_flag("--prefill-warmup", a.prefill_warmup,
                "decode the prompt once untimed first (then reset the context), as llama-bench's warm-up run does");
+  app.add_option("--prefill-reps", a.prefill_reps, "timed prefills (context reset between); the median is reported")
+      ->check(CLI::Range(1, 10000));
   app.add_option("--feed", a.feed, "decode input: random (fixed-seed token ids) or greedy")
       ->check(CLI::IsMember({"random", "greedy"}));
   app.add_flag("--json", a.json, "print one JSON object");
@@ -244,9 +250,19 @@ int main(int argc, char** argv) {
     c.reset();
     if (src) src->reset_stats();
   }
-  auto t0 = Clock::now();
-  if (auto s = c.decode(prompt); !s.ok()) return fail("prefill", s);
-  const double prefill_s = seconds_since(t0);
+  std::vector<double> prefill_times;
+  for (int r = 0; r < a.prefill_reps; ++r) {
+    if (r > 0) {
+      c.reset();
+      if (src) src->reset_stats();
+    }
+    auto t0 = Clock::now();
+    if (auto s = c.decode(prompt); !s.ok()) return fail("prefill", s);
+    prefill_times.push_back(seconds_since(t0));
+  }
+  std::vector<double> sorted_times = prefill_times;
+  std::sort(sorted_times.begin(), sorted_times.end());
+  const double prefill_s = sorted_times[sorted_times.size() / 2];
   const double prefill_bytes = src ? static_cast<double>(src->stats().bytes_read) : 0.0;
 
   // Greedy decoding of a random-weight model soon repeats one token, and so
@@ -270,7 +286,7 @@ int main(int argc, char** argv) {
   counting = true;
   double decode_s = 0;
   for (int i = 0; i < a.tokens; ++i) {
-    t0 = Clock::now();
+    const auto t0 = Clock::now();
     if (auto s = greedy_step(); !s.ok()) return fail("decode", s);
     decode_s += seconds_since(t0);
   }
@@ -295,6 +311,8 @@ int main(int argc, char** argv) {
   out["feed"] = a.feed;
   out["prefill_warmup"] = a.prefill_warmup;
   out["prefill_s"] = prefill_s;
+  out["prefill_reps"] = a.prefill_reps;
+  out["prefill_s_all"] = prefill_times;
   out["prefill_tok_per_s"] = a.prompt / prefill_s;
   out["decode_s"] = decode_s;
   out["decode_tok_per_s"] = tok_s;
