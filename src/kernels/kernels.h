@@ -84,6 +84,23 @@ struct OpKernels {
   // op_kernels_kqv_scratch(head_dim_v) floats, any content.
   void (*attn_f16_kqv)(const float* p, const uint8_t* v, int64_t v_stride, int64_t n_kv, int head_dim_v,
                        bool vec_dot, float* out, float* scratch) = nullptr;
+  // Optional (null: ops::attention_queries_f16 calls attn_f16_kq once per
+  // query). Gemm-order scores (vec_dot = false) of nq <= kAttnMultiMax query
+  // vectors against the same K rows: for i < nq and j < n_kv,
+  //   scores[i * s_stride + j] = attn_f16_kq(q + i * q_stride, k, k_stride, n_kv,
+  //                                          head_dim, false)[j]
+  // bit for bit (each K row is converted once and met by every query).
+  // scratch: op_kernels_kq_multi_scratch(head_dim) floats, any content.
+  void (*attn_f16_kq_multi)(const float* q, int64_t q_stride, int nq, const uint8_t* k, int64_t k_stride,
+                            int64_t n_kv, int head_dim, float* scores, int64_t s_stride, float* scratch) = nullptr;
+  // Optional (null: one attn_f16_kqv per query). Gemm-order outputs of nq <=
+  // kAttnMultiMax queries over the same V rows, query i over its own n_kv[i]
+  // positions: out + i * out_stride = attn_f16_kqv(p + i * p_stride, v,
+  // v_stride, n_kv[i], head_dim_v, false) bit for bit (head_dim_v floats each).
+  // scratch: op_kernels_kqv_multi_scratch(nq, head_dim_v) floats, any content.
+  void (*attn_f16_kqv_multi)(const float* p, int64_t p_stride, const int64_t* n_kv, int nq, const uint8_t* v,
+                             int64_t v_stride, int head_dim_v, float* out, int64_t out_stride,
+                             float* scratch) = nullptr;
   // In place, for i < n: x[i] = fp16_to_fp32(fp32_to_fp16(x[i])) (fp16.h:
   // round to nearest even, overflow to inf, subnormals kept, NaN quiet; the
   // results of VCVTPS2PH with rounding mode 0 and back). ggml rounds the
@@ -224,6 +241,16 @@ struct GemmKernels {
 
 // Scratch floats OpKernels::attn_f16_kqv needs (64 lanes x head_dim_v rounded up to 16).
 inline int64_t op_kernels_kqv_scratch(int head_dim_v) { return 64 * ((static_cast<int64_t>(head_dim_v) + 15) / 16 * 16); }
+
+// Most queries one OpKernels::attn_f16_kq_multi / attn_f16_kqv_multi call takes.
+inline constexpr int kAttnMultiMax = 8;
+// Scratch floats attn_f16_kq_multi needs: 16 K rows of head_dim rounded up to 16.
+inline int64_t op_kernels_kq_multi_scratch(int head_dim) { return 16 * ((static_cast<int64_t>(head_dim) + 15) / 16 * 16); }
+// Scratch floats attn_f16_kqv_multi needs: 16 lane rows per query (at least
+// attn_f16_kqv's 64) of head_dim_v rounded up to 16.
+inline int64_t op_kernels_kqv_multi_scratch(int nq, int head_dim_v) {
+  return (nq * 16 > 64 ? nq * 16 : 64) * ((static_cast<int64_t>(head_dim_v) + 15) / 16 * 16);
+}
 
 struct KernelTable {
   KernelTier tier = KernelTier::scalar;

@@ -189,6 +189,56 @@ int64_t attention_head_f16_scratch(int64_t n_kv, int head_dim, int head_dim_v) {
   return n_kv + head_dim + kernels::op_kernels_kqv_scratch(head_dim_v);
 }
 
+int64_t attention_queries_f16_scratch(int64_t n_kv_max, int nq, int head_dim, int head_dim_v) {
+  const int64_t s_stride = (n_kv_max + 15) / 16 * 16;
+  const int64_t wv = (static_cast<int64_t>(head_dim_v) + 15) / 16 * 16;
+  return nq * (head_dim + s_stride + wv) + kernels::op_kernels_kq_multi_scratch(head_dim) +
+         kernels::op_kernels_kqv_multi_scratch(nq, head_dim_v);
+}
+
+void attention_queries_f16(const float* const* q, const int64_t* n_kv, int nq, const uint8_t* k, int64_t kv_stride_k,
+                           const uint8_t* v, int64_t kv_stride_v, int head_dim, int head_dim_v, float scale,
+                           float* const* out, float* scratch, const kernels::OpKernels* kernels) {
+  if (nq <= 0) return;
+  const kernels::OpKernels& kk = kernels ? *kernels : kernels::default_kernel_table().ops;
+  int64_t n_max = 0;
+  for (int i = 0; i < nq; ++i) n_max = n_kv[i] > n_max ? n_kv[i] : n_max;
+  const int64_t s_stride = (n_max + 15) / 16 * 16;
+  const int64_t wv = (static_cast<int64_t>(head_dim_v) + 15) / 16 * 16;
+  // scratch: queries rounded to F16 (nq x head_dim), scores (nq x s_stride),
+  // outputs (nq x wv), then the kernels' scratch.
+  float* qr = scratch;
+  float* sc = qr + static_cast<int64_t>(nq) * head_dim;
+  float* o = sc + nq * s_stride;
+  float* rest = o + nq * wv;
+  for (int i = 0; i < nq; ++i) {
+    float* qi = qr + static_cast<int64_t>(i) * head_dim;
+    for (int d = 0; d < head_dim; ++d) qi[d] = q[i][d];
+    kk.round_f16(qi, head_dim);
+  }
+  if (kk.attn_f16_kq_multi) {
+    kk.attn_f16_kq_multi(qr, head_dim, nq, k, kv_stride_k, n_max, head_dim, sc, s_stride, rest);
+  } else {
+    for (int i = 0; i < nq; ++i)
+      kk.attn_f16_kq(qr + static_cast<int64_t>(i) * head_dim, k, kv_stride_k, n_kv[i], head_dim, false,
+                     sc + i * s_stride);
+  }
+  for (int i = 0; i < nq; ++i) {
+    float* si = sc + i * s_stride;
+    for (int64_t j = 0; j < n_kv[i]; ++j) si[j] *= scale;
+    softmax(si, n_kv[i], /*padded=*/true);
+    kk.round_f16(si, n_kv[i]);
+  }
+  if (kk.attn_f16_kqv_multi) {
+    kk.attn_f16_kqv_multi(sc, s_stride, n_kv, nq, v, kv_stride_v, head_dim_v, o, wv, rest);
+  } else {
+    for (int i = 0; i < nq; ++i)
+      kk.attn_f16_kqv(sc + i * s_stride, v, kv_stride_v, n_kv[i], head_dim_v, false, o + i * wv, rest);
+  }
+  for (int i = 0; i < nq; ++i)
+    for (int d = 0; d < head_dim_v; ++d) out[i][d] = o[i * wv + d];
+}
+
 void attention_f16(const float* q, const fp16_t* k, int64_t kv_stride_k, const fp16_t* v, int64_t kv_stride_v,
                    int64_t n_kv, int n_head, int n_head_kv, int head_dim, int head_dim_v, float scale, float* out,
                    float* scratch, F16DotOrder order) {

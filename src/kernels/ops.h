@@ -121,6 +121,26 @@ void attention_head_f16(const float* qh, const uint8_t* k, int64_t kv_stride_k, 
                         int64_t kv_stride_v, int64_t n_kv, int head_dim, int head_dim_v, float scale, float* out,
                         float* scratch, F16DotOrder order, const kernels::OpKernels* kernels = nullptr);
 
+// Scratch floats attention_queries_f16 needs for nq <= kernels::kAttnMultiMax
+// queries of at most n_kv_max positions.
+int64_t attention_queries_f16_scratch(int64_t n_kv_max, int nq, int head_dim, int head_dim_v);
+
+// attention_head_f16 in the gemm order for nq <= kernels::kAttnMultiMax query
+// heads that share one KV head (several tokens of a batch, and the query heads
+// of a GQA group): query i (head_dim floats at q[i]) over positions
+// 0..n_kv[i]-1 of k / v (layout and strides as attention_head_f16) writes
+// head_dim_v floats to out[i]. Each out[i] is bit-identical to
+// attention_head_f16(q[i], ..., n_kv[i], ..., F16DotOrder::gemm) on the same
+// kernels: the multi-query kernels (OpKernels::attn_f16_kq_multi, _kqv_multi;
+// when a tier has none, the single-query ones per query) read each K and V row
+// once for all queries. Scores past a query's n_kv (up to the largest n_kv)
+// are computed from rows that must be readable and are dropped.
+//   scratch: attention_queries_f16_scratch(max n_kv, nq, head_dim, head_dim_v) floats.
+// Thread-safety: pure; distinct scratch per thread.
+void attention_queries_f16(const float* const* q, const int64_t* n_kv, int nq, const uint8_t* k, int64_t kv_stride_k,
+                           const uint8_t* v, int64_t kv_stride_v, int head_dim, int head_dim_v, float scale,
+                           float* const* out, float* scratch, const kernels::OpKernels* kernels = nullptr);
+
 // All heads of one query token: query head h uses KV head h / (n_head / n_head_kv) (GQA).
 //   q:   n_head * head_dim floats (head-major); out: n_head * head_dim_v floats.
 //   k/v: rows of n_head_kv * head_dim (head_dim_v) halves, kv_stride_k/v halves apart.

@@ -7,11 +7,75 @@
 #include "kernels/ops.h"
 
 namespace les {
+namespace {
+
+// The gemm-order F16 path: a task is a block of consecutive rows and one KV
+// head; its queries (every row of the block times every query head of the
+// GQA group, at most kernels::kAttnMultiMax at once) go through
+// ops::attention_queries_f16, which reads each K and V row once for all of
+// them and gives each (row, head) the bits of attention_head_f16. Blocks are
+// visited from both ends in turn, as rows are in attention_rows.
+void gemm_rows_f16(const Hparams& hp, const KvCache& kv, const uint8_t* k, const uint8_t* v, const float* q,
+                   int64_t n_rows, int64_t pos_first, float* out, AttentionScratch& scratch,
+                   kernels::ThreadPool* pool) {
+  const int n_head = hp.n_head, head_dim = hp.head_dim, head_dim_v = hp.head_dim_v;
+  const int group = n_head / hp.n_head_kv;
+  const int64_t Dq = static_cast<int64_t>(n_head) * head_dim, Da = static_cast<int64_t>(n_head) * head_dim_v;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  constexpr int kMax = kernels::kAttnMultiMax;
+  const int64_t block = std::max(1, kMax / group);  // rows per task
+  const int64_t n_blocks = (n_rows + block - 1) / block;
+  const int64_t per_thread = ops::attention_queries_f16_scratch(pos_first + n_rows, kMax, head_dim, head_dim_v);
+  const int n_threads = pool ? pool->n_threads() : 1;
+  scratch.buf.resize(static_cast<size_t>(per_thread * n_threads));
+  const size_t k_row = kv.k_row_bytes(), v_row = kv.v_row_bytes();
+  const size_t k_head = *ggml_row_bytes(kv.type(), head_dim), v_head = *ggml_row_bytes(kv.type(), head_dim_v);
+  const auto block_of = [n_blocks](int64_t u) { return (u & 1) == 0 ? u / 2 : n_blocks - 1 - u / 2; };
+  auto task = [&](int64_t begin, int64_t end, int thread) {
+    float* s = scratch.buf.data() + static_cast<int64_t>(thread) * per_thread;
+    const float* qs[kMax];
+    float* os[kMax];
+    int64_t nk[kMax];
+    for (int64_t u = begin; u < end; ++u) {
+      const int64_t b = block_of(u / hp.n_head_kv);
+      const int hk = static_cast<int>(u % hp.n_head_kv);
+      const int64_t t0 = b * block, t1 = std::min(n_rows, t0 + block);
+      int nq = 0;
+      auto flush = [&] {
+        ops::attention_queries_f16(qs, nk, nq, k + static_cast<size_t>(hk) * k_head, static_cast<int64_t>(k_row),
+                                   v + static_cast<size_t>(hk) * v_head, static_cast<int64_t>(v_row), head_dim,
+                                   head_dim_v, scale, os, s);
+        nq = 0;
+      };
+      for (int64_t t = t0; t < t1; ++t)
+        for (int g = 0; g < group; ++g) {
+          const int h = hk * group + g;
+          qs[nq] = q + t * Dq + static_cast<int64_t>(h) * head_dim;
+          os[nq] = out + t * Da + static_cast<int64_t>(h) * head_dim_v;
+          nk[nq] = pos_first + t + 1;
+          if (++nq == kMax) flush();
+        }
+      if (nq > 0) flush();
+    }
+  };
+  const int64_t n_tasks = n_blocks * hp.n_head_kv;
+  if (pool && n_threads > 1) {
+    pool->parallel_for(n_tasks, task);
+  } else {
+    task(0, n_tasks, 0);
+  }
+}
+
+}  // namespace
 
 void attention_rows(const Hparams& hp, const KvCache& kv, int32_t il, const float* q, int64_t n_rows,
                     int64_t pos_first, bool batched, float* out, AttentionScratch& scratch,
                     kernels::ThreadPool* pool) {
   if (n_rows <= 0) return;
+  if (batched && kv.type() != GgmlType::Q8_0) {
+    gemm_rows_f16(hp, kv, kv.k_data(il), kv.v_data(il), q, n_rows, pos_first, out, scratch, pool);
+    return;
+  }
   const int n_head = hp.n_head, head_dim = hp.head_dim, head_dim_v = hp.head_dim_v;
   const int group = n_head / hp.n_head_kv;
   const int64_t Dq = static_cast<int64_t>(n_head) * head_dim, Da = static_cast<int64_t>(n_head) * head_dim_v;

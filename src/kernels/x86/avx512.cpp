@@ -32,6 +32,8 @@ void fill_avx512_table(KernelTable& t) {
   t.ops.exp16 = avx512::exp16;
   t.ops.attn_f16_kq = avx512::attn_f16_kq;
   t.ops.attn_f16_kqv = avx512::attn_f16_kqv;
+  t.ops.attn_f16_kq_multi = avx512::attn_f16_kq_multi;
+  t.ops.attn_f16_kqv_multi = avx512::attn_f16_kqv_multi;
   t.ops.ssm_conv = avx512::ssm_conv;
   t.ops.l2_norm = avx512::l2_norm;
   t.ops.rms_norm_gated = avx512::rms_norm_gated;
