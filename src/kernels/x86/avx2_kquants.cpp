@@ -17,6 +17,17 @@
 namespace les::kernels::avx2 {
 namespace {
 
+// The decode matvec (NX = 1) streams its weights from DRAM once: the lines of
+// the super-block kPrefetchAhead bytes ahead are requested while this one is
+// computed, as in avx512_kquants.cpp. A prefetch never faults.
+constexpr int kPrefetchAhead = 2048;
+template <typename Block>
+inline void prefetch_ahead(const Block* blk) {
+  const char* p = reinterpret_cast<const char*>(blk) + kPrefetchAhead;
+  for (size_t o = 0; o < sizeof(Block); o += 64) _mm_prefetch(p + o, _MM_HINT_T0);
+  _mm_prefetch(p + sizeof(Block) - 1, _MM_HINT_T0);
+}
+
 // pshufb index that spreads int8 scale i over bytes 0..7 and scale i + 1 over
 // bytes 8..15 (sign-extended afterwards: lanes 0..7 / 8..15 of an int16 vector,
 // the two 16-element sub-blocks of one 32-byte chunk).
@@ -71,6 +82,7 @@ inline void dot_q3_K(int64_t n, float* s, int64_t s_stride, const void* vw, cons
   __m256 acc[NX];
   for (int t = 0; t < NX; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < n / kQKK; ++b) {
+    if constexpr (NX == 1) prefetch_ahead(w + b);
     uint64_t lo64, hi64;
     x86::q3_K_scales(w[b].scales, lo64, hi64);
     const __m128i S = _mm_sub_epi8(_mm_set_epi64x(static_cast<int64_t>(hi64), static_cast<int64_t>(lo64)), _mm_set1_epi8(32));
@@ -114,6 +126,7 @@ inline void dot_q4_K(int64_t n, float* s, int64_t s_stride, const void* vw, cons
   __m256 acc[NX], acc_m[NX];
   for (int t = 0; t < NX; ++t) acc[t] = acc_m[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < n / kQKK; ++b) {
+    if constexpr (NX == 1) prefetch_ahead(w + b);
     uint64_t sc64, m64;
     x86::k4_scales_mins(w[b].scales, sc64, m64);
     // msum = sum_j m_j * (bsums[2j] + bsums[2j+1]) as 8 int32 lanes.
@@ -158,6 +171,7 @@ inline void dot_q6_K(int64_t n, float* s, int64_t s_stride, const void* vw, cons
   __m256 acc[NX];
   for (int t = 0; t < NX; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < n / kQKK; ++b) {
+    if constexpr (NX == 1) prefetch_ahead(w + b);
     const __m128i S = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].scales));
     const __m256i sc16 = _mm256_cvtepi8_epi16(S);
     const __m256i sc_lo = words_both_lanes(S), sc_hi = words_both_lanes(_mm_srli_si128(S, 8));
