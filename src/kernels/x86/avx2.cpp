@@ -293,6 +293,8 @@ void fill_avx2_table(KernelTable& t) {
   t.ops.exp16 = avx2::exp16;
   t.ops.attn_f16_kq = avx2::attn_f16_kq;
   t.ops.attn_f16_kqv = avx2::attn_f16_kqv;
+  t.ops.attn_f16_kq_multi = avx2::attn_f16_kq_multi;
+  t.ops.attn_f16_kqv_multi = avx2::attn_f16_kqv_multi;
   t.ops.round_f16 = avx2::round_f16;
   t.gemm.block = avx2::gemm_block;
   t.ops.gelu_tanh = avx2::gelu_tanh;

@@ -53,6 +53,11 @@ void attn_f16_kq(const float* q, const uint8_t* k, int64_t k_stride, int64_t n_k
                  float* scores);
 void attn_f16_kqv(const float* p, const uint8_t* v, int64_t v_stride, int64_t n_kv, int head_dim_v, bool vec_dot,
                   float* out, float* scratch);
+// Multi-query gemm-order attention sums (kernels.h OpKernels), avx2_ops.cpp.
+void attn_f16_kq_multi(const float* q, int64_t q_stride, int nq, const uint8_t* k, int64_t k_stride, int64_t n_kv,
+                       int head_dim, float* scores, int64_t s_stride, float* scratch);
+void attn_f16_kqv_multi(const float* p, int64_t p_stride, const int64_t* n_kv, int nq, const uint8_t* v,
+                        int64_t v_stride, int head_dim_v, float* out, int64_t out_stride, float* scratch);
 void round_f16(float* x, int64_t n);
 
 // Gated DeltaNet OpKernels (kernels.h), avx2_linear_attn.cpp.

@@ -174,6 +174,112 @@ void attn_f16_kqv(const float* p, const uint8_t* v, int64_t v_stride, int64_t n_
   }
 }
 
+// Multi-query gemm-order sums (kernels.h OpKernels::attn_f16_kq_multi): the
+// K rows of a 16-row block are converted to floats once (zero past head_dim)
+// and every query meets them four rows at a time, each score the chain of
+// attn_f16_kq(vec_dot = false) and the same reduce16, so the same bits.
+void attn_f16_kq_multi(const float* q, int64_t q_stride, int nq, const uint8_t* k, int64_t k_stride, int64_t n_kv,
+                       int head_dim, float* scores, int64_t s_stride, float* scratch) {
+  const int nc = (head_dim + 15) / 16;
+  const int64_t w = static_cast<int64_t>(nc) * 16;
+  for (int64_t j0 = 0; j0 < n_kv; j0 += 16) {
+    const int64_t m = n_kv - j0 < 16 ? n_kv - j0 : 16;
+    for (int64_t jj = 0; jj < m; ++jj)
+      for (int c = 0; c < nc; ++c) store_f32(scratch + jj * w + 16 * c, load_f16(k + (j0 + jj) * k_stride + 32 * c, head_dim - 16 * c), 16);
+    for (int i = 0; i < nq; ++i) {
+      const float* qi = q + i * q_stride;
+      float* si = scores + i * s_stride + j0;
+      int64_t jj = 0;
+      for (; jj + 4 <= m; jj += 4) {
+        const float* kj = scratch + jj * w;
+        V16 a0 = zero16(), a1 = zero16(), a2 = zero16(), a3 = zero16();
+        for (int c = 0; c < nc; ++c) {
+          const V16 qc = load_f32(qi + 16 * c, head_dim - 16 * c);
+          a0 = fma16(qc, load_f32(kj + 16 * c, 16), a0);
+          a1 = fma16(qc, load_f32(kj + w + 16 * c, 16), a1);
+          a2 = fma16(qc, load_f32(kj + 2 * w + 16 * c, 16), a2);
+          a3 = fma16(qc, load_f32(kj + 3 * w + 16 * c, 16), a3);
+        }
+        si[jj] = reduce16(a0);
+        si[jj + 1] = reduce16(a1);
+        si[jj + 2] = reduce16(a2);
+        si[jj + 3] = reduce16(a3);
+      }
+      for (; jj < m; ++jj) {
+        V16 a = zero16();
+        for (int c = 0; c < nc; ++c)
+          a = fma16(load_f32(qi + 16 * c, head_dim - 16 * c), load_f32(scratch + jj * w + 16 * c, 16), a);
+        si[jj] = reduce16(a);
+      }
+    }
+  }
+}
+
+namespace {
+
+// Lane rows r < 16 of NQ queries for the 8 output columns at byte offset
+// 16 * col8 of a V row (`left` of them real): row r of query i sums p_i[j] *
+// V_j over j = r, r + 16, ... < n_kv[i] in ascending j, as attn_f16_kqv.
+template <int NQ>
+void kqv_rows8(const float* p, int64_t p_stride, const int64_t* n_kv, const uint8_t* v, int64_t v_stride, int col8,
+               int64_t left, int64_t n_min, int64_t n_max, float* rows, int64_t w) {
+  for (int r = 0; r < 16; ++r) {
+    __m256 acc[NQ];
+    for (int i = 0; i < NQ; ++i) acc[i] = _mm256_setzero_ps();
+    if (left > 0) {
+      int64_t j = r;
+      for (; j < n_min; j += 16) {
+        const __m256 vv = load_f16x8(v + j * v_stride + 16 * col8, left);
+        for (int i = 0; i < NQ; ++i) acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(p[i * p_stride + j]), vv, acc[i]);
+      }
+      for (; j < n_max; j += 16) {
+        const __m256 vv = load_f16x8(v + j * v_stride + 16 * col8, left);
+        for (int i = 0; i < NQ; ++i)
+          if (j < n_kv[i]) acc[i] = _mm256_fmadd_ps(_mm256_set1_ps(p[i * p_stride + j]), vv, acc[i]);
+      }
+    }
+    for (int i = 0; i < NQ; ++i) _mm256_storeu_ps(rows + (static_cast<int64_t>(i) * 16 + r) * w + 8 * col8, acc[i]);
+  }
+}
+
+}  // namespace
+
+void attn_f16_kqv_multi(const float* p, int64_t p_stride, const int64_t* n_kv, int nq, const uint8_t* v,
+                        int64_t v_stride, int head_dim_v, float* out, int64_t out_stride, float* scratch) {
+  if (nq <= 0) return;
+  const int nc = (head_dim_v + 15) / 16;
+  const int64_t w = static_cast<int64_t>(nc) * 16;
+  int64_t n_min = n_kv[0], n_max = n_kv[0];
+  for (int i = 1; i < nq; ++i) {
+    n_min = n_kv[i] < n_min ? n_kv[i] : n_min;
+    n_max = n_kv[i] > n_max ? n_kv[i] : n_max;
+  }
+  for (int col8 = 0; col8 < 2 * nc; ++col8) {
+    const int64_t left = head_dim_v - 8 * col8;
+    switch (nq) {
+      case 1: kqv_rows8<1>(p, p_stride, n_kv, v, v_stride, col8, left, n_min, n_max, scratch, w); break;
+      case 2: kqv_rows8<2>(p, p_stride, n_kv, v, v_stride, col8, left, n_min, n_max, scratch, w); break;
+      case 3: kqv_rows8<3>(p, p_stride, n_kv, v, v_stride, col8, left, n_min, n_max, scratch, w); break;
+      case 4: kqv_rows8<4>(p, p_stride, n_kv, v, v_stride, col8, left, n_min, n_max, scratch, w); break;
+      case 5: kqv_rows8<5>(p, p_stride, n_kv, v, v_stride, col8, left, n_min, n_max, scratch, w); break;
+      case 6: kqv_rows8<6>(p, p_stride, n_kv, v, v_stride, col8, left, n_min, n_max, scratch, w); break;
+      case 7: kqv_rows8<7>(p, p_stride, n_kv, v, v_stride, col8, left, n_min, n_max, scratch, w); break;
+      default: kqv_rows8<8>(p, p_stride, n_kv, v, v_stride, col8, left, n_min, n_max, scratch, w); break;
+    }
+  }
+  // Fold each query's 16 lane rows as attn_f16_kqv does (gemm order).
+  for (int i = 0; i < nq; ++i) {
+    const float* rows = scratch + static_cast<int64_t>(i) * 16 * w;
+    for (int c = 0; c < nc; ++c) {
+      V16 l[16];
+      for (int r = 0; r < 16; ++r) l[r] = load_f32(rows + r * w + 16 * c, 16);
+      for (int r = 0; r < 8; ++r) l[r] = add16(l[r], l[r + 8]);
+      for (int r = 0; r < 4; ++r) l[r] = add16(l[r], l[r + 4]);
+      store_f32(out + i * out_stride + 16 * c, add16(add16(l[0], l[2]), add16(l[1], l[3])), head_dim_v - 16 * c);
+    }
+  }
+}
+
 void round_f16(float* x, int64_t n) {
   // VCVTPS2PH with rounding mode 0 is fp32_to_fp16 (fp16.h), and the widening is exact.
   int64_t i = 0;
