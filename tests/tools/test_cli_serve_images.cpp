@@ -4,7 +4,8 @@
 // sent as a data: URL in an image_url content part gives llama.cpp's greedy
 // text for it (the fixture's `generation`, which LES reproduces 16/16 for
 // this image: tests/vision) and the same prompt size; every bad image input
-// gets 400 with a message naming the part and the problem; a server without
+// gets 400 with a message naming the part and the problem (the text also
+// equals `les run --mmproj --image --chat`'s); a server without
 // --mmproj refuses image parts; image requests from several clients at once
 // all get the same text, and the server stays up.
 #include <httplib.h>
@@ -90,6 +91,14 @@ TEST_CASE("les serve --mmproj: an image_url data URL gives llama.cpp's greedy te
   const Reply r = post(c, "/v1/chat/completions", image_chat(json::array({image_part(url), text_part("Describe the image.")})));
   REQUIRE(r.status == 200);
   CHECK(r.body["choices"][0]["message"]["content"] == reference_text("224x224"));
+  // The same as `les run --mmproj --image --chat` from the file.
+  const les::test::RunResult run = les::test::run_les(
+      "run -m " + les::test::sh_quote(model) + " --mmproj " + les::test::sh_quote(mmproj) + " --image " +
+      les::test::sh_quote(les::test::fixture_path("multimodal/test-224x224.ppm")) +
+      " --chat --chat-template chatml -p 'Describe the image.' --temp 0 -n 16 -t 1");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(r.body["choices"][0]["message"]["content"] == run.out);
   CHECK(r.body["choices"][0]["finish_reason"] == "length");
   CHECK(r.body["usage"]["prompt_tokens"] == 36);  // the fixture's n_past after the prompt
   CHECK(r.body["usage"]["completion_tokens"] == 16);
