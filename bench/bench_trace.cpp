@@ -182,6 +182,9 @@ int run_end_to_end(const Args& a, const les::trace::RouteTrace& trace, const std
     e["user_cpu_s_per_token"] = r->user_cpu_seconds / n;
     e["sys_cpu_s_per_token"] = r->sys_cpu_seconds / n;
     e["major_faults_per_token"] = static_cast<double>(r->major_faults) / n;
+    e["run_queue_wait_s_per_token"] = r->run_queue_wait_seconds / n;
+    e["other_cpu_s_per_token"] = r->other_cpu_seconds / n;
+    e["involuntary_switches_per_token"] = static_cast<double>(r->involuntary_switches) / n;
     e["prefetch_experts"] = r->prefetch_experts;
     e["demand_experts"] = r->demand_experts;
     res.push_back(e);

@@ -71,6 +71,17 @@ struct E2eResult {
   // again counts here, and its time in compute).
   double user_cpu_seconds = 0, sys_cpu_seconds = 0;
   uint64_t major_faults = 0;
+  // Whether the cores were the replay's own (a timing taken while other
+  // processes ran is slower without any cause in LES): the seconds this
+  // process's threads were runnable but waiting for a core (summed over its
+  // threads, /proc/self/task/*/schedstat; 0 without schedstat), the times the
+  // kernel preempted them (getrusage ru_nivcsw), and the CPU seconds every
+  // other process and the kernel's own threads used meanwhile (/proc/stat
+  // non-idle time of all cores minus this process's user + sys; includes
+  // kernel work done for this process in kworkers and interrupts, e.g. I/O
+  // completion, and time the hypervisor gave to other guests: steal).
+  double run_queue_wait_seconds = 0, other_cpu_seconds = 0;
+  uint64_t involuntary_switches = 0;
 };
 
 // Whether `trace` can drive `model` (same n_layer and n_expert, the trace's

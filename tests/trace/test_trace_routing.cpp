@@ -176,6 +176,11 @@ TEST_CASE("End-to-end replay streams the trace's experts; the simulated predicto
   REQUIRE(od.ok());
   CHECK(od->prefetch_experts == 0);
   CHECK(od->demand_experts > 0);
+  // Contention measures: non-negative, and a thread waits for a core at most
+  // the whole decode (generous bound: every thread of the process).
+  CHECK(od->run_queue_wait_seconds >= 0.0);
+  CHECK(od->run_queue_wait_seconds <= 64.0 * od->decode_seconds + 1.0);
+  CHECK(od->other_cpu_seconds >= 0.0);
 }
 
 TEST_CASE("Simulated predictor: weighted fillers come from the weighted experts, uniform otherwise", "[trace]") {
