@@ -18,6 +18,16 @@ Every cell runs under `flock -x LOCK` (one cell per hold), so a series never
 holds a shared machine for long; --cells picks a subset (e.g. to split a
 series), --merge combines earlier outputs.
 
+The lock keeps builds and benchmarks that take it out, not every process
+(a server left running, a package install): a core another process takes
+stretches "compute" (decode time - I/O wait) with the process's CPU time
+unchanged (measured: one busy loop next to the 4 GiB cell takes LRU from
+10.0 to 5.6 tok/s and LES default from 10.8 to 6.2). bench_trace reports the
+run-queue wait of its threads and the other processes' CPU over the decode;
+a cell whose other processes used more than --max-other-cpu of a core is run
+again (--retries times at most; the quietest run is kept, its `contended_runs`
+says how many were dropped).
+
   bench/trace_e2e.py --build build --trace ../shared/fixtures/traces/qwen3-30b-a3b-k6.route.csv \
       --model /work/models/qwen3-30b-a3b.gguf --budgets-gib 1,2,4,8 --out e2e.json
   bench/trace_e2e.py --merge a.json b.json --out all.json --plot all.png --md all.md
@@ -86,6 +96,23 @@ def run_cell(args, config, budget_gib):
     return r
 
 
+def other_cpu_share(r):
+    """Cores' worth of CPU (0..n) other processes used during the cell's decode, or 0 if not measured."""
+    return r.get("other_cpu_s_per_token", 0.0) * r["decode_tok_per_s"]
+
+
+def run_quiet_cell(args, config, budget_gib):
+    """run_cell, again while other processes took more than args.max_other_cpu cores; the quietest run."""
+    runs = [run_cell(args, config, budget_gib)]
+    while other_cpu_share(runs[-1]) > args.max_other_cpu and len(runs) <= args.retries:
+        print(f"    contended: other processes used {other_cpu_share(runs[-1]):.2f} cores; again", file=sys.stderr,
+              flush=True)
+        runs.append(run_cell(args, config, budget_gib))
+    best = min(runs, key=other_cpu_share)
+    best["contended_runs"] = len(runs) - 1
+    return best
+
+
 def resident_speed(rows):
     """Mean decode tok/s of the series' resident runs, or None."""
     res = [r["decode_tok_per_s"] for r in rows if r["config"] == "resident"]
@@ -98,8 +125,8 @@ def table(rows):
            "cache hit rate | I/O wait s/token | compute s/token | bytes read ÷ disk s/token | "
            "predictor recall (measured) | bound s/token = max(bytes ÷ disk, resident compute) | s/token ÷ bound | "
            "compute − resident compute s/token | prefetched never used MiB/token | CPU user + sys s/token | "
-           "major page faults/token |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "major page faults/token | run-queue wait s/token | other processes' CPU s/token |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (list(CONFIGS).index(r["config"]), r["budget_gib"] or 0)):
         ratio = "%.2f" % (r["decode_tok_per_s"] / res_tps) if res_tps and r["config"] != "resident" else "-"
         sel = r.get("cache_hits", 0) + r.get("inflight_hits", 0) + r.get("misses", 0)
@@ -114,6 +141,9 @@ def table(rows):
         tail += " %s | %s |" % ("%.3f + %.3f" % (r["user_cpu_s_per_token"], r["sys_cpu_s_per_token"])
                                 if "user_cpu_s_per_token" in r else "-",
                                 "%.1f" % r["major_faults_per_token"] if "major_faults_per_token" in r else "-")
+        # A core taken by another process shows here, not in I/O wait: its time is in "compute".
+        tail += " %s | %s |" % tuple("%.3f" % r[k] if k in r else "-"
+                                     for k in ("run_queue_wait_s_per_token", "other_cpu_s_per_token"))
         out.append(("| %s | %s | %.3f | %s | %.1f | %.1f %% | %s | %.3f | %.3f | %.3f | %s |" + tail) % (
             LABELS[r["config"]], "%g" % r["budget_gib"] if r["budget_gib"] else "-", r["decode_tok_per_s"], ratio,
             r["bytes_read_per_token"] / 2**20, 100 * r["hit_rate"], cache_hit, r["io_wait_s_per_token"],
@@ -185,6 +215,9 @@ def main():
     ap.add_argument("--tokens", type=int, default=0, help="decode tokens (0 = all of the trace)")
     ap.add_argument("--slack-gib", type=float, default=2.0)
     ap.add_argument("--lock", default="/work/cpu.lock", help="flock -x this file per cell ('' = none)")
+    ap.add_argument("--max-other-cpu", type=float, default=0.2,
+                    help="cores' worth of other processes' CPU during a cell's decode above which it is run again")
+    ap.add_argument("--retries", type=int, default=2, help="runs again of a contended cell, at most")
     ap.add_argument("--merge", nargs="*", default=None)
     ap.add_argument("--out", required=True)
     ap.add_argument("--md")
@@ -200,7 +233,7 @@ def main():
             [(c, b) for c in ("ondemand_lru", "default", "default_uniform", "default_r1") for b in budgets] + \
             [("resident", 0)]
         for c, b in cells:
-            rows.append(run_cell(a, c, float(b)))
+            rows.append(run_quiet_cell(a, c, float(b)))
             write_json(a.out, rows)  # after every cell: an interrupted series keeps what it measured
     write_json(a.out, rows)
     md = table(rows) + "\n\n" + ascii_chart(rows)
