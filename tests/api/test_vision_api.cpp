@@ -18,63 +18,27 @@
 
 #include "les/les.h"
 #include "support/fixtures.h"
+#include "support/vision_api.h"
 
 namespace {
 
-// llama.cpp's prompt and greedy tokens for test-224x224.ppm (README "Results").
-const char* kPrompt224 = "<|im_start|>user\n<__media__>Describe the image.<|im_end|>\n<|im_start|>assistant\n";
-const std::vector<les_token> kRef224 = {1133, 81, 278, 1901, 2625, 2993, 3536, 2170,
-                                        3590, 3114, 3976, 3923, 3323, 78,  209,  953};
-const std::vector<les_token> kRef448 = {2783, 295, 4023, 956, 3247, 3438, 680, 3702,
-                                        1004, 1161, 54,  144, 2746, 292,  2920, 606};
+const char* const kPrompt224 = les::test::kVisionPrompt;
+const std::vector<les_token>& kRef224 = les::test::kVisionRef224;
+const std::vector<les_token>& kRef448 = les::test::kVisionRef448;
+std::string fx(const char* rel) { return les::test::multimodal_path(rel); }
+les_model* load_model(const std::string& path) { return les::test::load_model_threads(path, 2); }
+les_context* make_context(les_model* m, int32_t n_ctx = 256) { return les::test::make_vision_context(m, n_ctx); }
+les_vision* load_vision(les_model* m, bool release = false) { return les::test::load_fixture_vision(m, release); }
+using les::test::collect_tokens;
+les_generate_params greedy(int32_t n) { return les::test::vision_greedy(n); }
 
-std::string fx(const char* rel) { return les::test::fixture_path(std::string("multimodal/") + rel); }
-
-les_model* load_model(const std::string& path) {
-  les_model_params mp = les_model_default_params();
-  mp.n_threads = 2;
-  les_model* m = nullptr;
-  if (les_model_load(path.c_str(), &mp, &m) != LES_OK) return nullptr;
-  return m;
-}
-
-les_context* make_context(les_model* m, int32_t n_ctx = 256) {
-  les_context_params cp = les_context_default_params();
-  cp.n_ctx = n_ctx;
-  les_context* c = nullptr;
-  if (les_context_create(m, &cp, &c) != LES_OK) return nullptr;
-  return c;
-}
-
-les_vision* load_vision(les_model* m, bool release = false) {
-  les_vision_params vp = les_vision_default_params();
-  vp.n_threads = 2;
-  vp.release_after_encode = release;
-  les_vision* v = nullptr;
-  if (les_vision_load(m, fx("mmproj-minicpmv4_6-tiny-F16.gguf").c_str(), &vp, &v) != LES_OK) return nullptr;
-  return v;
-}
-
-bool collect(les_token tok, const char*, size_t, void* ud) {
-  static_cast<std::vector<les_token>*>(ud)->push_back(tok);
-  return true;
-}
-
-les_generate_params greedy(int32_t n) {
-  les_generate_params gp = les_generate_default_params();
-  gp.n_predict = n;
-  gp.sampler.temperature = 0.0f;
-  gp.parse_special = true;
-  gp.ignore_eos = true;
-  return gp;
-}
 
 // Greedy tokens of `prompt` with one image.
 std::vector<les_token> generate_one(les_context* ctx, const char* prompt, const les_image* img,
                                     les_generate_params gp) {
   std::vector<les_token> out;
   const les_image* imgs[1] = {img};
-  const les_status st = les_generate_with_images(ctx, prompt, imgs, 1, &gp, collect, &out);
+  const les_status st = les_generate_with_images(ctx, prompt, imgs, 1, &gp, collect_tokens, &out);
   INFO(les_context_last_error(ctx));
   REQUIRE(st == LES_OK);
   return out;
@@ -146,7 +110,7 @@ TEST_CASE("vision API: llama-mtmd-cli's greedy tokens for both fixture images", 
     CHECK(les_context_n_past(ctx) == 4 + 18);
     std::vector<les_token> out;
     gp = greedy(16);
-    REQUIRE(les_generate(ctx, "Describe the image.<|im_end|>\n<|im_start|>assistant\n", &gp, collect, &out) == LES_OK);
+    REQUIRE(les_generate(ctx, "Describe the image.<|im_end|>\n<|im_start|>assistant\n", &gp, collect_tokens, &out) == LES_OK);
     CHECK(out == kRef224);
     // -1 marks the embedding rows in the session's tokens.
     std::vector<les_token> held(64);

@@ -15,35 +15,15 @@
 #include "core/synth/synth_model.h"
 #include "les/les.h"
 #include "support/fixtures.h"
+#include "support/vision_api.h"
 #include "support/gguf_copy.h"
 
 namespace {
 
-std::string fx(const char* rel) { return les::test::fixture_path(std::string("multimodal/") + rel); }
-
-les_model* load_model(const std::string& path) {
-  les_model_params mp = les_model_default_params();
-  mp.n_threads = 2;
-  les_model* m = nullptr;
-  if (les_model_load(path.c_str(), &mp, &m) != LES_OK) return nullptr;
-  return m;
-}
-
-les_context* make_context(les_model* m, int32_t n_ctx = 256) {
-  les_context_params cp = les_context_default_params();
-  cp.n_ctx = n_ctx;
-  les_context* c = nullptr;
-  if (les_context_create(m, &cp, &c) != LES_OK) return nullptr;
-  return c;
-}
-
-les_vision* load_vision(les_model* m) {
-  les_vision_params vp = les_vision_default_params();
-  vp.n_threads = 2;
-  les_vision* v = nullptr;
-  if (les_vision_load(m, fx("mmproj-minicpmv4_6-tiny-F16.gguf").c_str(), &vp, &v) != LES_OK) return nullptr;
-  return v;
-}
+std::string fx(const char* rel) { return les::test::multimodal_path(rel); }
+les_model* load_model(const std::string& path) { return les::test::load_model_threads(path, 2); }
+les_context* make_context(les_model* m, int32_t n_ctx = 256) { return les::test::make_vision_context(m, n_ctx); }
+les_vision* load_vision(les_model* m, bool release = false) { return les::test::load_fixture_vision(m, release); }
 
 bool has(const char* msg, const std::string& words) { return std::string(msg).find(words) != std::string::npos; }
 

@@ -10,36 +10,17 @@
 
 #include "les/les.h"
 #include "support/fixtures.h"
+#include "support/vision_api.h"
 
 namespace {
 
-const char* kPrompt = "<|im_start|>user\n<__media__>Describe the image.<|im_end|>\n<|im_start|>assistant\n";
-const std::vector<les_token> kRef224 = {1133, 81, 278, 1901, 2625, 2993, 3536, 2170,
-                                        3590, 3114, 3976, 3923, 3323, 78,  209,  953};
+const char* const kPrompt = les::test::kVisionPrompt;
+const std::vector<les_token>& kRef224 = les::test::kVisionRef224;
+std::string fx(const char* rel) { return les::test::multimodal_path(rel); }
+les_model* load_model(const std::string& path) { return les::test::load_model_threads(path, 1); }
+using les::test::collect_tokens;
+les_generate_params greedy(int32_t n) { return les::test::vision_greedy(n); }
 
-std::string fx(const char* rel) { return les::test::fixture_path(std::string("multimodal/") + rel); }
-
-les_model* load_model(const std::string& path) {
-  les_model_params mp = les_model_default_params();
-  mp.n_threads = 1;
-  les_model* m = nullptr;
-  if (les_model_load(path.c_str(), &mp, &m) != LES_OK) return nullptr;
-  return m;
-}
-
-bool collect(les_token tok, const char*, size_t, void* ud) {
-  static_cast<std::vector<les_token>*>(ud)->push_back(tok);
-  return true;
-}
-
-les_generate_params greedy(int32_t n) {
-  les_generate_params gp = les_generate_default_params();
-  gp.n_predict = n;
-  gp.sampler.temperature = 0.0f;
-  gp.parse_special = true;
-  gp.ignore_eos = true;
-  return gp;
-}
 
 }  // namespace
 
@@ -67,7 +48,7 @@ TEST_CASE("vision API: two threads, two contexts, one les_vision", "[api][vision
       out[i].clear();
       const les_image* one[1] = {img};
       const les_generate_params gp = greedy(16);
-      st[i] = les_generate_with_images(ctx, kPrompt, one, 1, &gp, collect, &out[i]);
+      st[i] = les_generate_with_images(ctx, kPrompt, one, 1, &gp, collect_tokens, &out[i]);
       les_image_free(img);
     }
     les_context_free(ctx);
@@ -111,9 +92,9 @@ TEST_CASE("vision API: greedy output after an image is the same with a drafter",
     REQUIRE(les_context_create(m, &cp, &ctx) == LES_OK);
     std::vector<les_token> out;
     INFO(les_context_last_error(ctx));
-    REQUIRE(les_generate_with_images(ctx, prompt, one, 1, &gp, collect, &out) == LES_OK);
+    REQUIRE(les_generate_with_images(ctx, prompt, one, 1, &gp, collect_tokens, &out) == LES_OK);
     // A second turn with another image after the first answer.
-    REQUIRE(les_generate_with_images(ctx, "<__media__>Again.", one, 1, &gp, collect, &out) == LES_OK);
+    REQUIRE(les_generate_with_images(ctx, "<__media__>Again.", one, 1, &gp, collect_tokens, &out) == LES_OK);
     stats->struct_size = sizeof *stats;
     REQUIRE(les_context_generate_stats(ctx, stats) == LES_OK);
     les_context_free(ctx);
