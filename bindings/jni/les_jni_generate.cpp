@@ -1,6 +1,6 @@
 // JNI natives of org.les.Native for sampling defaults, the streaming
-// les_generate() call (each token goes to a Java TokenListener through
-// Native.deliver) and the statistics of the last generation.
+// les_generate() / les_generate_with_images() call (each token goes to a Java
+// TokenListener through Native.deliver) and the statistics of the last generation.
 #include <string>
 #include <vector>
 
@@ -78,7 +78,7 @@ JNIEXPORT void JNICALL Java_org_les_Native_generateDefaults(JNIEnv* env, jclass,
 JNIEXPORT void JNICALL Java_org_les_Native_generate(JNIEnv* env, jclass, jlong h, jbyteArray prompt, jintArray ints,
                                                     jfloatArray floats, jlong seed, jobjectArray stop,
                                                     jlong draft_model, jintArray prompt_tokens,
-                                                    jobject listener) {
+                                                    jlongArray images, jobject listener) {
   guarded(env, 0, [&] {
     // prompt_tokens non-null: the prompt is these ids and `prompt` is ignored.
     std::optional<std::string> text = std::string();
@@ -138,9 +138,21 @@ JNIEXPORT void JNICALL Java_org_les_Native_generate(JNIEnv* env, jclass, jlong h
       p.n_stop = static_cast<int32_t>(stop_ptrs.size());
     }
 
+    // images non-null: les_generate_with_images, images[i] (les_image* handles) at the i-th marker.
+    std::vector<const les_image*> imgs;
+    if (images != nullptr) {
+      std::vector<jlong> hs(static_cast<size_t>(env->GetArrayLength(images)));
+      env->GetLongArrayRegion(images, 0, static_cast<jsize>(hs.size()), hs.data());
+      for (jlong ih : hs) imgs.push_back(reinterpret_cast<const les_image*>(static_cast<intptr_t>(ih)));
+    }
+
     les_context* ctx = as_context(h);
     Listener l{env, listener};
-    les_status st = les_generate(ctx, prompt_tokens != nullptr ? nullptr : text->c_str(), &p, listener != nullptr ? on_token : nullptr, &l);
+    const les_token_callback cb = listener != nullptr ? on_token : nullptr;
+    les_status st = images != nullptr
+                        ? les_generate_with_images(ctx, text->c_str(), imgs.data(),
+                                                   static_cast<int32_t>(imgs.size()), &p, cb, &l)
+                        : les_generate(ctx, prompt_tokens != nullptr ? nullptr : text->c_str(), &p, cb, &l);
     if (env->ExceptionCheck()) return 0;  // the listener's exception propagates as is
     // TokenListener: returning false ends generate() normally (les_generate
     // reports it as LES_ERR_CANCELLED).

@@ -127,7 +127,25 @@ public final class LesContext implements Closeable {
    * The KV cache keeps the prompt and the generated tokens.
    */
   public GenerateStats generate(String prompt, GenerateParams params, TokenListener listener) {
-    return generate(Native.utf8(prompt, "prompt"), null, params, listener);
+    return generate(Native.utf8(prompt, "prompt"), null, null, params, listener);
+  }
+
+  /**
+   * Like {@link #generate(String, GenerateParams, TokenListener)} with images
+   * ({@code les_generate_with_images}): prompt holds one {@link LesImage#MARKER} per image and
+   * images[i] goes where the i-th marker is (a chat prompt from ChatTemplate works when the user
+   * message contains the markers; set params.parseSpecial for its control tokens). Throws
+   * LesException: INVALID_ARGUMENT (null, a closed image, the marker count differs from
+   * images.length, an image of another model), CONTEXT_FULL (the whole prompt does not fit:
+   * nothing is decoded), UNSUPPORTED (params.mtp after image positions), and generate()'s errors.
+   * An empty images array is generate(). The images may be used by other contexts meanwhile.
+   */
+  public GenerateStats generate(String prompt, LesImage[] images, GenerateParams params, TokenListener listener) {
+    if (images == null) throw new LesException(LesException.INVALID_ARGUMENT, "images is null");
+    for (int i = 0; i < images.length; i++) {
+      if (images[i] == null) throw new LesException(LesException.INVALID_ARGUMENT, "images[" + i + "] is null");
+    }
+    return generate(Native.utf8(prompt, "prompt"), null, images.clone(), params, listener);
   }
 
   /**
@@ -139,10 +157,28 @@ public final class LesContext implements Closeable {
     if (promptTokens == null || promptTokens.length == 0) {
       throw new LesException(LesException.INVALID_ARGUMENT, "promptTokens is null or empty");
     }
-    return generate(null, promptTokens.clone(), params, listener);
+    return generate(null, promptTokens.clone(), null, params, listener);
   }
 
-  private GenerateStats generate(byte[] p, int[] promptTokens, GenerateParams params, TokenListener listener) {
+  /**
+   * Appends an encoded image after what the context holds ({@code les_context_append_image}):
+   * its marker tokens and embedding rows take the next image.nTokens() positions; logits() then
+   * holds its last position's logits, tokens() shows -1 for embedding positions. Errors leave the
+   * context unchanged: INVALID_ARGUMENT (null, closed, an image of another model), CONTEXT_FULL
+   * (fewer positions left than the image needs; the message gives both).
+   */
+  public void appendImage(LesImage image) {
+    if (image == null) throw new LesException(LesException.INVALID_ARGUMENT, "image is null");
+    long ih = image.handle.acquire();
+    try {
+      handle.run(h -> Native.contextAppendImage(h, ih));
+    } finally {
+      image.handle.release();
+    }
+  }
+
+  private GenerateStats generate(byte[] p, int[] promptTokens, LesImage[] images, GenerateParams params,
+      TokenListener listener) {
     if (params == null) throw new LesException(LesException.INVALID_ARGUMENT, "params is null");
     byte[][] stop = null;
     if (params.stop != null) {
@@ -152,11 +188,17 @@ public final class LesContext implements Closeable {
     long h = handle.acquire();
     try {
       LesModel draft = params.draftModel;
-      long dh = draft != null ? draft.handle.acquire() : 0;
+      long[] ih = images != null ? new long[images.length] : null;
+      int nAcquired = 0;
+      long dh = 0;
       try {
-        Native.generate(h, p, params.ints(), params.floats(), params.seed, stop, dh, promptTokens, listener);
+        // The images stay open (not freed by a concurrent close()) until the call returns.
+        for (; ih != null && nAcquired < ih.length; nAcquired++) ih[nAcquired] = images[nAcquired].handle.acquire();
+        dh = draft != null ? draft.handle.acquire() : 0;
+        Native.generate(h, p, params.ints(), params.floats(), params.seed, stop, dh, promptTokens, ih, listener);
       } finally {
-        if (draft != null) draft.handle.release();
+        if (dh != 0) draft.handle.release();
+        for (int i = 0; i < nAcquired; i++) images[i].handle.release();
       }
       return stats(h);
     } finally {

@@ -77,14 +77,28 @@ final class Native {
   static native void samplerReset(long sampler);
   static native long samplerSeed(long sampler);
 
+  // Image input (les_vision.h). The handles are les_vision* / les_image*; stats arrays: see
+  // VisionStats.
+  static native int visionDefaultThreads();
+  static native long visionLoad(long model, byte[] mmprojPath, int nThreads, boolean releaseAfterEncode);
+  static native void visionFree(long vision);
+  static native long visionEncodeRgb(long vision, byte[] rgb, int width, int height);
+  static native long visionEncodeFile(long vision, byte[] path);
+  static native long visionEncodeMemory(long vision, byte[] data);
+  static native void visionStats(long vision, long[] ints, double[] reals);
+  static native int imageNTokens(long image);
+  static native void imageFree(long image);
+  static native void contextAppendImage(long ctx, long image);
+
   // Generation (les_generate*). ints/floats: see GenerateParams.ints()/floats().
   static native void generateDefaults(int[] ints, float[] floats, long[] seed);
   /**
    * draftModel: a model handle for les_generate_params.draft_model, 0 = none. promptTokens
    * non-null: the prompt is these ids (les_generate_params.prompt_tokens) and prompt is ignored.
+   * images non-null: les_generate_with_images with these les_image handles (one per marker).
    */
   static native void generate(long ctx, byte[] prompt, int[] ints, float[] floats, long seed,
-      byte[][] stop, long draftModel, int[] promptTokens, TokenListener listener);
+      byte[][] stop, long draftModel, int[] promptTokens, long[] images, TokenListener listener);
   /**
    * {n_prompt_tokens, n_generated, prefill_s, decode_s, prefill tok/s, decode tok/s, n_decoded,
    * stop_reason, n_target_passes, n_verify_passes, n_drafted, n_draft_verified, n_draft_accepted,
