@@ -22,8 +22,8 @@ import org.les.LesModel;
  * (token lists comma-separated)
  */
 public final class JniTest {
-  private static int passed = 0;
-  private static int failed = 0;
+  static int passed = 0;
+  static int failed = 0;
 
   private static String modelPath;
   private static String prompt;
