@@ -82,6 +82,25 @@ class Context(model: Model, configure: ContextParams.() -> Unit = {}) : Closeabl
                  onToken: TokenCallback = { _, _ -> true }): GenerateStats =
         java.generate(prompt, GenerateParams().apply(configure), listener(onToken))
 
+    /**
+     * As [generate], with [images]: [prompt] holds one [Image.MARKER] per image and images[i] goes
+     * where the i-th marker is (for a chat prompt put the markers in the user message and set
+     * parseSpecial = true). Throws [LesException]: INVALID_ARGUMENT (the marker count differs from
+     * images.size, a closed image or one of another model), CONTEXT_FULL (the whole prompt does
+     * not fit: nothing is decoded), UNSUPPORTED (mtp after image positions), and [generate]'s.
+     */
+    fun generate(prompt: String, images: List<Image>, configure: GenerateParams.() -> Unit = {},
+                 onToken: TokenCallback = { _, _ -> true }): GenerateStats =
+        java.generate(prompt, images.map { it.java }.toTypedArray(), GenerateParams().apply(configure),
+            listener(onToken))
+
+    /**
+     * Appends [image] after what the context holds (its marker tokens and embedding rows take the
+     * next image.nTokens positions); [generate] then continues after it. Errors leave the context
+     * unchanged: CONTEXT_FULL (too few positions left; both counts named), INVALID_ARGUMENT.
+     */
+    fun appendImage(image: Image) = java.appendImage(image.java)
+
     /** As [generate], with the prompt as token ids (BOS is the caller's to include). */
     fun generate(prompt: IntArray, configure: GenerateParams.() -> Unit = {},
                  onToken: TokenCallback = { _, _ -> true }): GenerateStats =

@@ -18,7 +18,9 @@ import org.les.ModelParams
 import org.les.kotlin.Model
 import org.les.kotlin.Sampler
 import org.les.kotlin.assistant
+import org.les.kotlin.Image
 import org.les.kotlin.draftWith
+import org.les.kotlin.loadVision
 import org.les.kotlin.promptLookup
 import org.les.kotlin.system
 import org.les.kotlin.user
@@ -228,6 +230,45 @@ fun main(args: Array<String>) {
         check(e.message!!.contains("/nonexistent/model.gguf")) { "message names the file: ${e.message}" }
         expectLes(LesException.INVALID_ARGUMENT) { Model.load(path) { weights = 9 } }
         check(Model.chatTemplateNames.contains("chatml")) { "template names" }
+    }
+
+    // Images (Vision / Image) on the multimodal fixtures next to the trained ones, when present:
+    // llama-mtmd-cli's greedy tokens for test-224x224.ppm (tests/api/test_vision_api.cpp).
+    val mm = File(path).absoluteFile.parentFile.parentFile.resolve("multimodal")
+    if (mm.resolve("qwen35moe-mm-F16.gguf").isFile) {
+        test("images: encodeFile and encodeMemory, generate with images and appendImage give llama.cpp's tokens") {
+            val ref = listOf(1133, 81, 278, 1901, 2625, 2993, 3536, 2170, 3590, 3114, 3976, 3923, 3323, 78, 209, 953)
+            val chat = "<|im_start|>user\n${Image.MARKER}Describe the image.<|im_end|>\n<|im_start|>assistant\n"
+            val ppm = mm.resolve("test-224x224.ppm")
+            Model.load(mm.resolve("qwen35moe-mm-F16.gguf").path) { nThreads = 2 }.use { model ->
+                model.loadVision(mm.resolve("mmproj-minicpmv4_6-tiny-F16.gguf").path) { nThreads = 2 }.use { vision ->
+                    vision.encodeFile(ppm).use { img ->
+                        checkEq(18, img.nTokens, "positions")
+                        model.newContext { nCtx = 256 }.use { ctx ->
+                            val ids = mutableListOf<Int>()
+                            ctx.generate(chat, listOf(img), { nPredict = 16; temperature = 0f; ignoreEos = true; parseSpecial = true }) { id, _ -> ids += id; true }
+                            checkEq(ref, ids, "greedy tokens with the image")
+                        }
+                    }
+                    vision.encodeMemory(ppm.readBytes()).use { img ->
+                        model.newContext { nCtx = 256 }.use { ctx ->
+                            val at = chat.indexOf(Image.MARKER)
+                            ctx.generate(chat.substring(0, at), { nPredict = 0; parseSpecial = true })
+                            ctx.appendImage(img)
+                            val ids = mutableListOf<Int>()
+                            ctx.generate(chat.substring(at + Image.MARKER.length), { nPredict = 16; temperature = 0f; ignoreEos = true; parseSpecial = true }) { id, _ -> ids += id; true }
+                            checkEq(ref, ids, "greedy tokens after appendImage")
+                        }
+                    }
+                    check(vision.stats.nImagesEncoded == 2L) { "stats: ${vision.stats}" }
+                    val e = expectLes(LesException.IO) { vision.encodeFile("/nonexistent/cat.png") }
+                    check(e.message!!.contains("/nonexistent/cat.png")) { "message names the file: ${e.message}" }
+                    expectLes(LesException.INVALID_ARGUMENT) { vision.encodeRgb(ByteArray(0), 0, 0) }
+                }
+            }
+        }
+    } else {
+        println("SKIP images: no multimodal fixtures in $mm")
     }
 
     println("$passed passed, $failed failed")
