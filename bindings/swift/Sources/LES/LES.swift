@@ -1,7 +1,7 @@
 // An idiomatic Swift layer over les.h: `Model` (weights, tokenizer), `Context`
 // (KV cache, decode, logits, streaming generation as an AsyncThrowingStream),
-// errors as `LESError`; Chat.swift, Session.swift, Stream.swift and Sampler.swift
-// add chat templates, sessions, expert streaming and the sampler.
+// errors as `LESError`; Chat.swift, Session.swift, Stream.swift, Sampler.swift and
+// Vision.swift add chat templates, sessions, expert streaming, the sampler and images.
 // Untested here (no Swift toolchain on the build machine).
 import CLes
 import Foundation
@@ -316,6 +316,17 @@ public final class Context: @unchecked Sendable {
   /// task, cancels the generation; `cancel()` from elsewhere ends the stream with a
   /// LESError whose isCancelled is true. The KV cache keeps prompt and output.
   public func tokens(prompt: String, params: GenerateParams = GenerateParams()) -> AsyncThrowingStream<Token, Error> {
+    tokens(prompt: prompt, images: [], params: params)
+  }
+
+  /// As `tokens(prompt:params:)` with images (les_generate_with_images): `prompt`
+  /// holds one `Vision.marker` per image and images[i] goes where the i-th marker is
+  /// (for a chat prompt put the markers in the user message and set parseSpecial).
+  /// Errors: invalid argument (the marker count differs from images.count, an image
+  /// of another model, promptTokens set), context full (the whole prompt does not
+  /// fit: nothing is decoded), unsupported (mtp after image positions).
+  public func tokens(prompt: String, images: [Image],
+                     params: GenerateParams = GenerateParams()) -> AsyncThrowingStream<Token, Error> {
     AsyncThrowingStream { continuation in
       let sink = TokenSink(continuation)
       // Holds the context until the stream ends, so the handle outlives this call.
@@ -324,7 +335,7 @@ public final class Context: @unchecked Sendable {
       }
       let thread = Thread { [self] in
         do {
-          try exclusive { try generate(prompt: prompt, params: params, sink: sink) }
+          try exclusive { try generate(prompt: prompt, images: images, params: params, sink: sink) }
           continuation.finish()
         } catch {
           continuation.finish(throwing: error)
@@ -335,7 +346,7 @@ public final class Context: @unchecked Sendable {
     }
   }
 
-  private func generate(prompt: String, params: GenerateParams, sink: TokenSink) throws {
+  private func generate(prompt: String, images: [Image], params: GenerateParams, sink: TokenSink) throws {
     var p = les_generate_default_params()
     p.n_predict = params.maxTokens
     p.ignore_eos = params.ignoreEOS
@@ -368,7 +379,13 @@ public final class Context: @unchecked Sendable {
       p.stop = stops.isEmpty ? nil : stops.baseAddress
       p.n_stop = Int32(stops.count)
       // The draft model (if any) stays alive for the call; token prompts are borrowed for it.
-      return withExtendedLifetime(params.draftModel) { () -> les_status in
+      return withExtendedLifetime((params.draftModel, images)) { () -> les_status in
+        if !images.isEmpty {  // the images stay alive for the call (held by `images`)
+          let imagePointers: [OpaquePointer?] = images.map { $0.handle }
+          return imagePointers.withUnsafeBufferPointer { imgs in
+            les_generate_with_images(handle, prompt, imgs.baseAddress, Int32(imgs.count), &p, callback, userData)
+          }
+        }
         guard let ids = params.promptTokens else { return les_generate(handle, prompt, &p, callback, userData) }
         return ids.withUnsafeBufferPointer { buf in
           p.prompt_tokens = buf.baseAddress
