@@ -27,14 +27,14 @@ import org.les.VisionStats;
  * mmproj and the qwen35moe text model with the image marker tokens): test-224x224.ppm encoded from
  * its file, from its RGB bytes and from its bytes in memory, then llama-mtmd-cli's greedy tokens
  * through generate with images and through appendImage (the reference of
- * tests/api/test_vision_api.cpp), the statistics, and bad input refused with LesException carrying
+ * tests/support/vision_api.h), the statistics, and bad input refused with LesException carrying
  * the C message. usage: JniVisionTest MULTIMODAL_FIXTURE_DIR; exit 77 when the fixtures are missing
  * (1 under CI=true).
  */
 public final class JniVisionTest {
   private JniVisionTest() {}
 
-  // llama.cpp's prompt and greedy tokens for test-224x224.ppm (tests/api/test_vision_api.cpp).
+  // llama.cpp's prompt and greedy tokens for test-224x224.ppm (kVisionRef224 of tests/support/vision_api.h).
   private static final String PROMPT =
       "<|im_start|>user\n<__media__>Describe the image.<|im_end|>\n<|im_start|>assistant\n";
   private static final int[] REF_224 = {1133, 81, 278, 1901, 2625, 2993, 3536, 2170, 3590, 3114, 3976, 3923, 3323,

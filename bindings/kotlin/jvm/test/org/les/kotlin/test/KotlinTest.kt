@@ -233,7 +233,7 @@ fun main(args: Array<String>) {
     }
 
     // Images (Vision / Image) on the multimodal fixtures next to the trained ones, when present:
-    // llama-mtmd-cli's greedy tokens for test-224x224.ppm (tests/api/test_vision_api.cpp).
+    // llama-mtmd-cli's greedy tokens for test-224x224.ppm (kVisionRef224, tests/support/vision_api.h).
     val mm = File(path).absoluteFile.parentFile.parentFile.resolve("multimodal")
     if (mm.resolve("qwen35moe-mm-F16.gguf").isFile) {
         test("images: encodeFile and encodeMemory, generate with images and appendImage give llama.cpp's tokens") {
