@@ -31,6 +31,13 @@ endif()
 # target has one (AVX2 TUs, every aarch64 build).
 set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/kernels/ref_quant_fit.cpp ${CMAKE_SOURCE_DIR}/src/kernels/x86/avx2_quant_fit.cpp
              APPEND PROPERTY COMPILE_OPTIONS "-ffp-contract=off")
+# The vision ops' SIMD LayerNorm (kernels/layer_norm_chunks.h) repeats the
+# reference's element-wise operations one rounding each, as the reference (built
+# without FMA flags) does.
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64")
+  set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/kernels/x86/avx2_vision_ops.cpp
+               ${CMAKE_SOURCE_DIR}/src/kernels/x86/avx512_vision_ops.cpp APPEND PROPERTY COMPILE_OPTIONS "-ffp-contract=off")
+endif()
 
 find_package(Threads REQUIRED)
 add_library(les_kernels_obj OBJECT ${LES_KERNEL_SOURCES} ${LES_KERNEL_ISA_SOURCES})

@@ -297,6 +297,7 @@ void fill_avx2_table(KernelTable& t) {
   t.ops.attn_f16_kqv_multi = avx2::attn_f16_kqv_multi;
   t.ops.round_f16 = avx2::round_f16;
   t.gemm.block = avx2::gemm_block;
+  t.ops.layer_norm = avx2::layer_norm;
   t.ops.gelu_tanh = avx2::gelu_tanh;
   t.ops.gelu_erf = avx2::gelu_erf;
   t.ops.ssm_conv = avx2::ssm_conv;

@@ -39,6 +39,7 @@ void fill_avx512_table(KernelTable& t) {
   t.ops.rms_norm_gated = avx512::rms_norm_gated;
   t.ops.delta_rule = avx512::delta_rule;
   t.gemm.block = avx512::gemm_block;
+  t.ops.layer_norm = avx512::layer_norm;
   t.ops.gelu_tanh = avx512::gelu_tanh;
   t.ops.gelu_erf = avx512::gelu_erf;
 }
