@@ -121,6 +121,17 @@ TEST_CASE("les chat: /image attaches an image to the next message", "[cli][chat]
   CHECK(has(r.err, "1 image attached to the next message"));
   CHECK(has(r.err, "/image: I/O error"));
   CHECK(has(r.err, "/image PATH: the path is missing"));
+  // A message typing the image placeholder itself is refused and the chat goes on
+  // (it used to end the chat with the C API's marker-count error).
+  const std::string in3 = write_temp("chat-marker.txt", "/image " + fx("test-224x224.ppm") +
+                                                            "\n<__media__> hi\nDescribe the image.\n");
+  const RunResult m = run_les("chat -m " + sh_quote(model) + " --mmproj " +
+                              sh_quote(fx("mmproj-minicpmv4_6-tiny-F16.gguf")) +
+                              " --chat-template chatml --temp 0 -n 16 -t 2 --ignore-eos < " + sh_quote(in3));
+  INFO(m.err);
+  CHECK(m.exit_code == 0);
+  CHECK(has(m.err, "the image placeholder"));
+  CHECK(m.out.rfind(reference_text() + "\n", 0) == 0);  // the image stayed attached to the next message
   // Without --mmproj, /image is refused and the chat goes on.
   const std::string in2 = write_temp("chat-noimage.txt", "/image x.png\nhello\n");
   const RunResult n = run_les("chat -m " + sh_quote(model) + " --temp 0 -n 2 -t 2 < " + sh_quote(in2));

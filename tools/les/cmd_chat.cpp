@@ -142,6 +142,14 @@ struct Chat {
 
   // One user turn: render, reuse the common prefix, generate. 0 or an exit code.
   int answer(const std::string& line) {
+    if ((!images.empty() || !attached.empty()) && line.find(LES_MEDIA_MARKER) != std::string::npos) {
+      // The marker would stand for an image the conversation does not have.
+      std::fprintf(stderr,
+                   "les chat: the message contains \"%s\", the image placeholder, in a conversation with images; "
+                   "attach images with /image PATH (message not sent)\n",
+                   LES_MEDIA_MARKER);
+      return 0;
+    }
     const size_t n_new = attached.size();
     turns.push_back({"user", media_markers(n_new) + line});
     for (ImageHandle& h : attached) images.push_back(std::move(h));
@@ -214,6 +222,14 @@ struct Chat {
       // The prompt did not fit: nothing was decoded. Drop the turn (its images too).
       std::fprintf(stderr, "les chat: %s; /reset to start over, or start les chat with a larger --ctx\n",
                    les_context_last_error(ctx));
+      turns.pop_back();
+      images.resize(images.size() - n_new);
+      les_context_reset(ctx);
+      return 0;
+    }
+    if (st == LES_ERR_INVALID_ARGUMENT) {
+      // Refused before anything was decoded: drop the turn and its images, the chat goes on.
+      std::fprintf(stderr, "les chat: %s (message not sent)\n", les_context_last_error(ctx));
       turns.pop_back();
       images.resize(images.size() - n_new);
       les_context_reset(ctx);
