@@ -197,14 +197,7 @@ struct Chat {
     const les_status st = les_generate(ctx, nullptr, &gp, print_piece, &reply);
     std::fputc('\n', stdout);
     std::fflush(stdout);
-    if (st != LES_OK && st != LES_ERR_CANCELLED && st != LES_ERR_CONTEXT_FULL)
-      return fail_c(kTool, "generation", st, les_context_last_error(ctx));
-    if (st == LES_ERR_CANCELLED) std::fprintf(stderr, "les chat: (answer stopped)\n");
-    if (st == LES_ERR_CONTEXT_FULL) std::fprintf(stderr, "les chat: the context is full; /reset to start over\n");
-    turns.push_back({"assistant", reply});
-    answered = true;
-    if (o.stats) print_stats();
-    return 0;
+    return finish_turn(st, reply);
   }
 
   // answer() for a conversation with images.
@@ -235,6 +228,12 @@ struct Chat {
       les_context_reset(ctx);
       return 0;
     }
+    return finish_turn(st, reply);
+  }
+
+  // The end of an answered turn (text or images): an engine error ends the chat
+  // (its exit code); a stopped answer or a full context is said and kept.
+  int finish_turn(les_status st, const std::string& reply) {
     if (st != LES_OK && st != LES_ERR_CANCELLED && st != LES_ERR_CONTEXT_FULL)
       return fail_c(kTool, "generation", st, les_context_last_error(ctx));
     if (st == LES_ERR_CANCELLED) std::fprintf(stderr, "les chat: (answer stopped)\n");
