@@ -101,7 +101,7 @@ les_status les_vision_load(les_model* model, const char* mmproj_path, const les_
     les_vision_params p = les_vision_default_params();
     les::Status s = les::capi::copy_versioned_in(params, p, les::capi::kVisionParamsV1, "les_vision_params");
     if (!s.ok()) return fail(s);
-    s = les::check_thread_count(p.n_threads, "les_vision_params.n_threads");
+    s = les::check_thread_count(p.n_threads, "les_vision_params.n_threads", "the model's n_threads");
     if (!s.ok()) return fail(s);
     const les::capi::ModelState& ms = *model->state;
     les::vision::ImageEmbedderParams ep;

@@ -88,7 +88,10 @@ LES_API void les_vision_free(les_vision *vision);
  * and the encoder follow llama.cpp's mtmd for this projector. *out receives a
  * new image (free with les_image_free). Errors: LES_ERR_INVALID_ARGUMENT (NULL
  * vision/rgb/out, width or height <= 0 ("zero-size image"), more than 2^26
- * pixels), LES_ERR_IO / LES_ERR_FORMAT (release_after_encode and the mmproj
+ * pixels, an aspect ratio so extreme that the overview and slices would need
+ * more than 4 x 10 full chunks' image tokens: 640 for an encoder whose chunk
+ * gives 64 tokens, e.g. a 1 x 10000 image: "aspect ratio is too extreme";
+ * llama.cpp's mtmd has no such bound), LES_ERR_IO / LES_ERR_FORMAT (release_after_encode and the mmproj
  * file cannot be mapped again), LES_ERR_OUT_OF_MEMORY. On failure *out is
  * NULL. Thread-safe (see the top of this header). */
 LES_API les_status les_vision_encode_rgb(les_vision *vision, const uint8_t *rgb, int32_t width, int32_t height,

@@ -105,7 +105,7 @@ Result<std::vector<PromptChunk>> build_prompt(const Tokenizer& tok, const ImageM
   if (parts.size() - 1 != images.size())
     return invalid_argument_error("vision: the prompt has " + std::to_string(parts.size() - 1) + " media markers (\"" +
                                   std::string(o.media_marker) + "\") for " + std::to_string(images.size()) +
-                                  " images");
+                                  (images.size() == 1 ? " image" : " images"));
   std::vector<PromptChunk> out;
   for (size_t i = 0; i < parts.size(); ++i) {
     LES_ASSIGN_OR_RETURN(const std::vector<int32_t> ids, tok.tokenize(parts[i], /*add_special=*/false,

@@ -64,6 +64,7 @@ TEST_CASE("vision API: bad loads are refused by name", "[api][vision]") {
   vp.n_threads = -1;
   CHECK(les_vision_load(m, mmproj.c_str(), &vp, &v) == LES_ERR_INVALID_ARGUMENT);
   CHECK(has(les_last_error(), "n_threads"));
+  CHECK(has(les_last_error(), "0 = the model's n_threads"));
 
   SECTION("a missing file and a text GGUF as mmproj") {
     CHECK(les_vision_load(m, (les::test::temp_dir() + "/none.gguf").c_str(), nullptr, &v) == LES_ERR_IO);
@@ -201,7 +202,7 @@ TEST_CASE("vision API: images into contexts, refusals leave the context usable",
     les_context* ctx = make_context(m);
     REQUIRE(ctx != nullptr);
     CHECK(les_generate_with_images(ctx, "no marker here", one, 1, &gp, nullptr, nullptr) == LES_ERR_INVALID_ARGUMENT);
-    CHECK(has(les_context_last_error(ctx), "0 media markers"));
+    CHECK(has(les_context_last_error(ctx), "0 media markers (\"<__media__>\") for 1 image"));
     CHECK(les_generate_with_images(ctx, "<__media__> and <__media__>", one, 1, &gp, nullptr, nullptr) ==
           LES_ERR_INVALID_ARGUMENT);
     CHECK(has(les_context_last_error(ctx), "2 media markers"));

@@ -213,4 +213,11 @@ TEST_CASE("les serve: --host warns only for an address beyond loopback", "[cli][
   // --max-queue out of range is a usage error.
   CHECK(les::test::run_les("serve -m " + les::test::sh_quote(model) + " --max-queue -1").exit_code == 2);
   CHECK(les::test::run_les("serve -m " + les::test::sh_quote(model) + " --max-queue 100000").exit_code == 2);
+  // The image limits without --mmproj would do nothing: a usage error naming --mmproj.
+  for (const char* flag : {" --max-images 2", " --max-image-mb 1"}) {
+    const les::test::RunResult img = les::test::run_les("serve -m " + les::test::sh_quote(model) + flag);
+    INFO(flag << ": " << img.err);
+    CHECK(img.exit_code == 2);
+    CHECK(img.err.find("--mmproj") != std::string::npos);
+  }
 }

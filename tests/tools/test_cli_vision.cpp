@@ -85,6 +85,9 @@ TEST_CASE("les run --image: errors exit non-zero with a message", "[cli][vision]
   const Case cases[] = {
       {m + "--image " + sh_quote(fx("test-224x224.ppm")), 2, "--image needs --mmproj"},
       {m + "--vision-release", 2, "--vision-release needs --mmproj"},
+      {m + "--mtp --mmproj " + sh_quote(mmproj) + " --image " + sh_quote(fx("test-224x224.ppm")), 2,
+       "--mtp cannot be combined with --image"},
+      {m + "--mmproj " + sh_quote(mmproj) + " --image " + sh_quote(dir), 1, "is a directory"},
       {m + "--mmproj " + sh_quote(mmproj) + " --image " + sh_quote(dir + "/none.png"), 1, "none.png"},
       {m + "--mmproj " + sh_quote(mmproj) + " --image " + sh_quote(corrupt), 1, "corrupt.jpg"},
       {m + "--mmproj " + sh_quote(model) + " --image " + sh_quote(fx("test-224x224.ppm")), 1, "not an mmproj"},

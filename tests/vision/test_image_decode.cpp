@@ -3,6 +3,9 @@
 // image, zero size, above the pixel bound, corrupt, truncated, missing file).
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -135,6 +138,13 @@ TEST_CASE("an image file decodes as its bytes do; a missing file is an io error 
   REQUIRE(mem.ok());
   CHECK(mem->pixels == img->pixels);
 
+  const std::string dir = les::test::temp_dir() + "/les-image-decode-dir";
+  rmdir(dir.c_str());
+  REQUIRE(mkdir(dir.c_str(), 0700) == 0);
+  auto is_dir = decode_image_file(dir);
+  rmdir(dir.c_str());
+  REQUIRE_FALSE(is_dir.ok());
+  CHECK(is_dir.status().message().find("is a directory") != std::string::npos);
   auto missing = decode_image_file(path + ".does-not-exist");
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().code() == StatusCode::io);
@@ -164,7 +174,22 @@ TEST_CASE("bad images are refused with a status naming the problem", "[vision]")
     refused(bytes_of("P6\n0 5\n255\n"), StatusCode::format, "");
     refused(bytes_of("P6\n5 0\n255\n"), StatusCode::format, "");
   }
+  SECTION("a PNM header field that is not a decimal number is named") {
+    refused(bytes_of("P6\n-5 4\n255\n"), StatusCode::format, "PNM header's width is not a decimal number (found '-')");
+    refused(bytes_of("P5\n5 x\n255\n"), StatusCode::format, "height is not a decimal number (found 'x')");
+    refused(bytes_of("P6\n5 4"), StatusCode::format, "PNM header is incomplete (no maxval)");
+  }
   SECTION("above the pixel bound, refused from the header without decoding") {
+    // A PNG whose IHDR declares 100000 x 100000 (stb itself refuses the header
+    // and names only the last format it tried): the size limit is named.
+    std::vector<uint8_t> png = encode_png(pattern(4, 3), 4, 3, 3);
+    for (int at : {16, 20}) {
+      png[at] = 0x00;
+      png[at + 1] = 0x01;
+      png[at + 2] = 0x86;
+      png[at + 3] = 0xa0;  // 100000, big-endian
+    }
+    refused(png, StatusCode::invalid_argument, "100000 x 100000 pixels is above the limit");
     refused(bytes_of("P6\n100000 100000\n255\n"), StatusCode::invalid_argument, "above the limit");
     ImageDecodeLimits lim;
     lim.max_pixels = 100;

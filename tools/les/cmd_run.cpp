@@ -116,6 +116,11 @@ int run(RunOptions o) {
   if (int rc = validate_sampling_options(kTool, o.sampling)) return rc;
   if (int rc = validate_speculative_options(kTool, o.speculative)) return rc;
   if (int rc = validate_vision_options(kTool, o.vision)) return rc;
+  if (o.speculative.mtp && !o.vision.images.empty()) {  // refused by les_generate_with_images: say so before encoding
+    std::fprintf(stderr, "les run: --mtp cannot be combined with --image (MTP drafting does not run over image positions; "
+                         "use --lookup or --draft)\n");
+    return 2;
+  }
   const ModelOptions& m = o.model;
   if (!o.chat && (!o.system.empty() || !o.chat_template.empty())) {
     std::fprintf(stderr, "les run: --system and --chat-template need --chat\n");

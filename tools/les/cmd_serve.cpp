@@ -288,11 +288,16 @@ void register_serve(CLI::App& app, ToolState& state) {
   cmd->add_option("--max-queue", o->max_queue,
                   "Requests that may wait behind the running one; more get 503 with Retry-After (0..256)")
       ->capture_default_str();
-  cmd->add_option("--mmproj", o->mmproj,
-                  "Vision encoder (mmproj GGUF) of the model: chat messages may then hold image_url parts (data: URLs)");
-  cmd->add_option("--max-images", o->max_images, "With --mmproj: images per request (1..64)")->capture_default_str();
+  CLI::Option* mmproj = cmd->add_option(
+      "--mmproj", o->mmproj,
+      "Vision encoder (mmproj GGUF) of the model: chat messages may then hold image_url parts (data: URLs)");
+  // Without --mmproj the image limits would silently do nothing: a usage error instead.
+  cmd->add_option("--max-images", o->max_images, "With --mmproj: images per request (1..64)")
+      ->capture_default_str()
+      ->needs(mmproj);
   cmd->add_option("--max-image-mb", o->max_image_mb, "With --mmproj: MiB per image as sent (encoded PNG/JPEG/PPM)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(mmproj);
   cmd->callback([&state, o] { state.exit_code = serve(*o); });
 }
 

@@ -7,10 +7,11 @@
 
 namespace les {
 
-Status check_thread_count(int64_t n_threads, std::string_view field) {
+Status check_thread_count(int64_t n_threads, std::string_view field, std::string_view zero_means) {
   const std::string name(field);
   if (n_threads < 0)
-    return invalid_argument_error(name + " " + std::to_string(n_threads) + " is negative (0 = all hardware threads)");
+    return invalid_argument_error(name + " " + std::to_string(n_threads) + " is negative (0 = " +
+                                  std::string(zero_means) + ")");
   const int max = kernels::ThreadPool::max_threads();
   if (n_threads <= max) return Status();
   const unsigned hw = std::thread::hardware_concurrency();

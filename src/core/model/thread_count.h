@@ -15,6 +15,9 @@ namespace les {
 // OK for 0 <= n_threads <= ThreadPool::max_threads(); else invalid_argument
 // naming `field`, the value and the range, e.g. "ContextParams.n_threads 5000
 // is above the maximum 8 (4 x the 2 hardware threads of this machine)".
-Status check_thread_count(int64_t n_threads, std::string_view field);
+// `zero_means` is what 0 selects for this field, named in the message for a
+// negative value ("... is negative (0 = <zero_means>)").
+Status check_thread_count(int64_t n_threads, std::string_view field,
+                          std::string_view zero_means = "all hardware threads");
 
 }  // namespace les
