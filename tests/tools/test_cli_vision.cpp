@@ -44,6 +44,18 @@ std::string reference_text() {
 
 bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 
+// Every decimal number in `s` written as before + digits + after, in order.
+std::vector<int> numbers_after(const std::string& s, const std::string& before, const std::string& after) {
+  std::vector<int> out;
+  for (size_t at = s.find(before); at != std::string::npos; at = s.find(before, at + 1)) {
+    size_t end = at + before.size();
+    while (end < s.size() && s[end] >= '0' && s[end] <= '9') ++end;
+    if (end > at + before.size() && s.compare(end, after.size(), after) == 0)
+      out.push_back(std::stoi(s.substr(at + before.size(), end - at - before.size())));
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("les run --mmproj --image: llama-mtmd-cli's text for the 224x224 image", "[cli][vision]") {
@@ -117,10 +129,19 @@ TEST_CASE("les chat: /image attaches an image to the next message", "[cli][chat]
                             "/nope.png\nDescribe the image.\nAnd now?\n/reset\n/image\nhello\n");
   const RunResult r = run_les("chat -m " + sh_quote(model) + " --mmproj " +
                               sh_quote(fx("mmproj-minicpmv4_6-tiny-F16.gguf")) +
-                              " --chat-template chatml --temp 0 -n 16 -t 2 --ignore-eos < " + sh_quote(input));
+                              " --chat-template chatml --temp 0 -n 16 -t 2 --ignore-eos --stats < " +
+                              sh_quote(input));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.rfind(reference_text() + "\n", 0) == 0);  // the first answer is llama-mtmd-cli's
+  // The second turn continues the context (the image's rows are not evaluated
+  // again): it reuses every position of the first turn, prompt and answer.
+  const std::vector<int> reused = numbers_after(r.err, "(", " reused by the last turn)");
+  REQUIRE(reused.size() >= 2);
+  CHECK(reused[0] == 0);
+  const std::vector<int> context = numbers_after(r.err, "les chat: context ", " of ");
+  REQUIRE(context.size() >= 2);
+  CHECK(reused[1] == context[0]);
   CHECK(has(r.err, "1 image attached to the next message"));
   CHECK(has(r.err, "/image: I/O error"));
   CHECK(has(r.err, "/image PATH: the path is missing"));

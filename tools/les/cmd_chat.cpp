@@ -23,12 +23,20 @@
 // With --mmproj, /image PATH encodes an image (les_vision.h) and attaches it
 // to the next message (several /image lines attach several, in order); the
 // message then carries one media marker per image in front of its text, as
-// llama-mtmd-cli puts them, and goes through the chat template. A
-// conversation holding images is evaluated again from its start every turn
-// (les_generate_with_images with all its images; the encoder does not run
-// again): the token-prefix reuse above cannot see image positions. An image
-// that cannot be read is reported and not attached; the chat goes on. /reset
-// drops the conversation's images and any attached ones.
+// llama-mtmd-cli puts them, and goes through the chat template. The
+// token-prefix reuse above cannot see image positions, so a conversation
+// holding images is continued by text instead: when the last answer ended at
+// an end-of-generation token or at -n (the context then holds exactly the
+// rendered conversation up to that answer), and the newly rendered
+// conversation starts with that text, only the rest (the end of the answer's
+// turn, the new message with its new images, the generation prompt) is
+// evaluated (les_generate_with_images continues the context; the answer's
+// tokens stay as sampled, as in llama-mtmd-cli's chat). Otherwise (a
+// stopped answer, a stop string, a full context, a template that rewrites
+// earlier turns) the conversation is evaluated again from its start with all
+// its images; the encoder never runs again. An image that cannot be read is
+// reported and not attached; the chat goes on. /reset drops the
+// conversation's images and any attached ones.
 // Ctrl-C while an answer streams stops it (a flag the token callback reads:
 // a Ctrl-C that arrives as the answer ends is dropped with that answer and
 // never stops the next one); Ctrl-C at the prompt or Ctrl-D (end of input)
@@ -102,6 +110,11 @@ struct Chat {
   bool answered = false;
   uint64_t n_turns = 0;
   int32_t reused = 0;  // tokens of the last turn's prompt already in the context
+  // The rendered conversation the context holds exactly (prompt and answer
+  // text of the last turn) and how many of `images` it holds; empty when
+  // that is not known (the next image turn is then evaluated from the start).
+  std::string held_text;
+  size_t held_images = 0;
 
   void reset() {
     turns.clear();
@@ -110,6 +123,12 @@ struct Chat {
     answered = false;
     images.clear();
     attached.clear();
+    forget_held();
+  }
+
+  void forget_held() {
+    held_text.clear();
+    held_images = 0;
   }
 
   // /image PATH: encodes it for the next message. Errors are printed, not fatal.
@@ -129,13 +148,24 @@ struct Chat {
                  attached.size() == 1 ? "" : "s");
   }
 
-  // A turn of a conversation with images: all of it evaluated again with its images.
+  // A turn of a conversation with images: only what follows the held text
+  // when the context holds a prefix of `text`, else all of it from the start.
   les_status answer_with_images(const std::string& text, les_generate_params& gp, std::string* reply) {
     std::vector<const les_image*> ptrs;
     for (const ImageHandle& h : images) ptrs.push_back(h.p);
+    gp.parse_special = true;
+    if (!held_text.empty() && held_images <= ptrs.size() && text.starts_with(held_text) &&
+        les_context_n_past(ctx) > 0) {
+      const std::string rest = text.substr(held_text.size());
+      const size_t first = held_images;  // the images in `rest` follow those the context holds
+      reused = les_context_n_past(ctx);
+      forget_held();  // set again by finish_turn when this turn ends cleanly
+      return les_generate_with_images(ctx, rest.c_str(), ptrs.data() + first,
+                                      static_cast<int32_t>(ptrs.size() - first), &gp, print_piece, reply);
+    }
     les_context_reset(ctx);
     reused = 0;
-    gp.parse_special = true;
+    forget_held();
     return les_generate_with_images(ctx, text.c_str(), ptrs.data(), static_cast<int32_t>(ptrs.size()), &gp,
                                     print_piece, reply);
   }
@@ -197,7 +227,7 @@ struct Chat {
     const les_status st = les_generate(ctx, nullptr, &gp, print_piece, &reply);
     std::fputc('\n', stdout);
     std::fflush(stdout);
-    return finish_turn(st, reply);
+    return finish_turn(st, text, reply);
   }
 
   // answer() for a conversation with images.
@@ -218,6 +248,7 @@ struct Chat {
       turns.pop_back();
       images.resize(images.size() - n_new);
       les_context_reset(ctx);
+      forget_held();
       return 0;
     }
     if (st == LES_ERR_INVALID_ARGUMENT) {
@@ -226,14 +257,28 @@ struct Chat {
       turns.pop_back();
       images.resize(images.size() - n_new);
       les_context_reset(ctx);
+      forget_held();
       return 0;
     }
-    return finish_turn(st, reply);
+    return finish_turn(st, text, reply);
   }
 
   // The end of an answered turn (text or images): an engine error ends the chat
   // (its exit code); a stopped answer or a full context is said and kept.
-  int finish_turn(les_status st, const std::string& reply) {
+  // `prompt` is the rendered conversation this turn evaluated up to its answer.
+  int finish_turn(les_status st, const std::string& prompt, const std::string& reply) {
+    forget_held();
+    if (st == LES_OK) {
+      // At EOS (not in the context) or -n the context holds exactly prompt + reply;
+      // after a stop string it holds the stop string's tokens too.
+      les_generate_stats gs{};
+      gs.struct_size = sizeof gs;
+      if (les_context_generate_stats(ctx, &gs) == LES_OK &&
+          (gs.stop_reason == LES_STOP_EOS || gs.stop_reason == LES_STOP_N_PREDICT)) {
+        held_text = prompt + reply;
+        held_images = images.size();
+      }
+    }
     if (st != LES_OK && st != LES_ERR_CANCELLED && st != LES_ERR_CONTEXT_FULL)
       return fail_c(kTool, "generation", st, les_context_last_error(ctx));
     if (st == LES_ERR_CANCELLED) std::fprintf(stderr, "les chat: (answer stopped)\n");
