@@ -40,9 +40,13 @@
 //     driver does this); without it that term is left out and said so.
 //  --resident: experts from the model's mmap (no streaming); --warm-file reads
 //  the whole file once first so every page is in the page cache.
+// Over the timed decode it reports CPU use: this process's user and system
+// seconds, run-queue wait and other CPU use per token, and the window in
+// CLOCK_MONOTONIC seconds for `perf report --time` (record with `-k mono`).
 // Peak RSS (getrusage) is reported at the end. It measures and prints; it
 // asserts nothing.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -63,6 +67,7 @@
 #include "io/io_factory.h"
 #include "sched/slot_layout.h"
 #include "sched/context_factory.h"
+#include "trace/process_usage.h"
 
 namespace {
 
@@ -285,11 +290,15 @@ int main(int argc, char** argv) {
   if (src) src->reset_stats();
   counting = true;
   double decode_s = 0;
+  const les::trace::ProcessUsage u0 = les::trace::process_usage_now();
+  const auto window0 = Clock::now();
   for (int i = 0; i < a.tokens; ++i) {
     const auto t0 = Clock::now();
     if (auto s = greedy_step(); !s.ok()) return fail("decode", s);
     decode_s += seconds_since(t0);
   }
+  const auto window1 = Clock::now();
+  const les::trace::ProcessUsage u1 = les::trace::process_usage_now();
   counting = false;
 
   const double n = a.tokens;
@@ -322,6 +331,21 @@ int main(int argc, char** argv) {
   out["disk_sequential_read_bandwidth_bytes_per_s"] = disk_seq;
   out["touched_bytes_per_token"] = touched;
   out["load_average_1min"] = les::bench::load_average();
+  // CPU use over the timed decode steps: this process's user and system time,
+  // its threads' run-queue wait, and every other CPU use of the machine (other
+  // processes, and kernel work not charged to this process, such as interrupts
+  // taken while idle).
+  out["cpu_user_s_per_token"] = (u1.user - u0.user) / a.tokens;
+  out["cpu_sys_s_per_token"] = (u1.sys - u0.sys) / a.tokens;
+  out["run_queue_wait_s_per_token"] = std::max(0.0, u1.run_delay - u0.run_delay) / a.tokens;
+  out["other_cpu_s_per_token"] =
+      std::max(0.0, (u1.machine_busy - u0.machine_busy) - (u1.user - u0.user) - (u1.sys - u0.sys)) / a.tokens;
+  out["involuntary_switches_per_token"] = static_cast<double>(u1.involuntary_switches - u0.involuntary_switches) /
+                                          a.tokens;
+  // The timed decode as steady_clock (CLOCK_MONOTONIC on Linux) seconds: the
+  // window to give `perf report --time` for a `perf record -k mono` profile.
+  out["decode_window_monotonic_s"] = {std::chrono::duration<double>(window0.time_since_epoch()).count(),
+                                      std::chrono::duration<double>(window1.time_since_epoch()).count()};
   double t_mem = touched / mem_bw, t_disk = 0;
   if (src) {
     const les::sched::SchedStats& s = src->stats();

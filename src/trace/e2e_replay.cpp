@@ -8,11 +8,8 @@
 #include <string>
 #include <vector>
 
-#include <dirent.h>
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include "sched/context_factory.h"
+#include "trace/process_usage.h"
 #include "trace/trace_routing.h"
 
 namespace les::trace {
@@ -20,62 +17,6 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-struct Usage {
-  double user = 0, sys = 0;
-  uint64_t major_faults = 0;
-  double run_delay = 0;     // summed over this process's threads (schedstat), seconds
-  double machine_busy = 0;  // every CPU's non-idle time (/proc/stat), seconds
-  uint64_t involuntary_switches = 0;
-};
-
-// Seconds this process's live threads spent runnable but not running (the
-// second field of /proc/self/task/TID/schedstat, nanoseconds). 0 where the
-// kernel has no schedstat.
-double run_delay_now() {
-  double total = 0;
-  DIR* d = opendir("/proc/self/task");
-  if (d == nullptr) return 0;
-  while (const dirent* e = readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    const std::string path = std::string("/proc/self/task/") + e->d_name + "/schedstat";
-    if (FILE* f = std::fopen(path.c_str(), "r")) {
-      unsigned long long run = 0, wait = 0;
-      if (std::fscanf(f, "%llu %llu", &run, &wait) == 2) total += 1e-9 * static_cast<double>(wait);
-      std::fclose(f);
-    }
-  }
-  closedir(d);
-  return total;
-}
-
-// Non-idle CPU seconds of the whole machine since boot (/proc/stat "cpu"
-// line: every field but idle and iowait; guest time is inside user). 0 if unreadable.
-double machine_busy_now() {
-  FILE* f = std::fopen("/proc/stat", "r");
-  if (f == nullptr) return 0;
-  unsigned long long v[8] = {};
-  const int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
-                            &v[5], &v[6], &v[7]);
-  std::fclose(f);
-  if (n != 8) return 0;
-  const double ticks = static_cast<double>(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]);
-  const long hz = sysconf(_SC_CLK_TCK);
-  return hz > 0 ? ticks / static_cast<double>(hz) : 0;
-}
-
-Usage usage_now() {
-  rusage ru{};
-  Usage u;
-  if (getrusage(RUSAGE_SELF, &ru) != 0) return u;
-  u.user = static_cast<double>(ru.ru_utime.tv_sec) + 1e-6 * static_cast<double>(ru.ru_utime.tv_usec);
-  u.sys = static_cast<double>(ru.ru_stime.tv_sec) + 1e-6 * static_cast<double>(ru.ru_stime.tv_usec);
-  u.major_faults = static_cast<uint64_t>(ru.ru_majflt);
-  u.involuntary_switches = static_cast<uint64_t>(ru.ru_nivcsw);
-  u.run_delay = run_delay_now();
-  u.machine_busy = machine_busy_now();
-  return u;
 }
 
 }  // namespace
@@ -142,7 +83,7 @@ Result<E2eResult> replay_end_to_end(const Model& model, const RouteTrace& trace,
   if (src) src->reset_stats();
 
   std::mt19937 feed(777);
-  const Usage u0 = usage_now();
+  const ProcessUsage u0 = process_usage_now();
   for (int32_t i = 0; i < n_decode; ++i) {
     tr->begin_decode(i);
     const int32_t one[1] = {static_cast<int32_t>(feed() % static_cast<uint32_t>(hp.n_vocab))};
@@ -150,7 +91,7 @@ Result<E2eResult> replay_end_to_end(const Model& model, const RouteTrace& trace,
     LES_RETURN_IF_ERROR(ctx->decode(one));
     res.decode_seconds += seconds_since(t0);
   }
-  const Usage u1 = usage_now();
+  const ProcessUsage u1 = process_usage_now();
   res.user_cpu_seconds = u1.user - u0.user;
   res.sys_cpu_seconds = u1.sys - u0.sys;
   res.major_faults = u1.major_faults - u0.major_faults;
