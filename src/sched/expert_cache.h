@@ -200,6 +200,11 @@ class ExpertCache {
   // joined); wait_prefault() joins it (it runs to its end) and returns how
   // many slots are faulted in (n_slots() unless it stopped on an error).
   bool prefault_pending() const noexcept { return bg_.joinable(); }
+  // True once every slot of the current count has its pages (faulted in here
+  // or by the background thread, which may not be joined yet).
+  bool slots_faulted_in() const noexcept {
+    return (bg_.joinable() ? bg_done_.load(std::memory_order_acquire) : populated_) >= n_slots_;
+  }
   int32_t wait_prefault() noexcept;
 
   int32_t n_pinned() const noexcept { return n_pinned_; }

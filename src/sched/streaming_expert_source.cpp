@@ -146,7 +146,9 @@ Result<std::unique_ptr<StreamingExpertSource>> StreamingExpertSource::create(con
 
 Status StreamingExpertSource::set_budget(size_t budget_bytes) {
   Lock lk(mu_);
-  return cache_->set_budget(budget_bytes);
+  LES_RETURN_IF_ERROR(cache_->set_budget(budget_bytes));
+  registration_.note_budget_change(cache_->n_slots());
+  return Status();
 }
 
 size_t StreamingExpertSource::budget_bytes() const {
@@ -195,6 +197,10 @@ Status StreamingExpertSource::submit_expert(int32_t layer, int32_t expert, int32
   if (!reads.ok()) {
     cache_->fill_done(slot, false);
     return reads.status();
+  }
+  if (Status st = registration_before_read(slot); !st.ok()) {
+    cache_->fill_done(slot, false);
+    return st;
   }
   std::byte* base = cache_->slot_data(slot);
   reqs_.clear();
@@ -522,6 +528,7 @@ void StreamingExpertSource::begin_batch(const float* embeddings, int64_t n_token
   n_batch_rows_ = n_tokens;
   batch_start_ = Clock::now();
   if (outstanding_ == 0) idle_since_ = batch_start_;
+  renew_registration();
   cache_->advance_token(verify_next_ ? 1 : n_tokens);
   in_verify_ = verify_next_;
   verify_next_ = false;

@@ -69,6 +69,7 @@
 #include "sched/prefetch_gate.h"
 #include "sched/sched_stats.h"
 #include "sched/slot_layout.h"
+#include "sched/slot_registration.h"
 
 namespace les::sched {
 
@@ -224,6 +225,15 @@ class StreamingExpertSource final : public ExpertSource {
   Status pump(Lock& lk, bool wait);
   void on_complete(const io::ReadCompletion& c);
   void note_submitted(size_t n);
+  // Fixed-buffer registration of the slots (streaming_expert_registration.cpp).
+  // drain_reads: reaps every outstanding read, mu_ held (I/O wait).
+  // registration_before_read: before a read into `slot`: drains first when
+  // the registration is stale for it; errors: internal when it cannot be
+  // dropped. renew_registration: at a batch start, drains and (re)registers
+  // when the registration is missing or stale.
+  void drain_reads();
+  Status registration_before_read(int32_t slot);
+  void renew_registration();
   void close_batch();  // adds the batch's figures to the totals
   // Hints every candidate of `layer` to the eviction policy and reads ahead the
   // uncached ones the gate admits; ids in prefetch order, ranks[i] = ids[i]'s
@@ -255,6 +265,7 @@ class StreamingExpertSource final : public ExpertSource {
   ExpertPredictor predictor_;
   BatchBytesPredictor batch_bytes_;
   std::unique_ptr<io::IoBackend> backend_;  // after cache_: destroyed first (waits for reads into slots)
+  SlotRegistration registration_;           // the slots as the backend's fixed buffers
   io::FileId file_ = 0;
   std::string backend_name_;
 
