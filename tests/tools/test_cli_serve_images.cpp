@@ -102,6 +102,30 @@ TEST_CASE("les serve --mmproj: an image_url data URL gives llama.cpp's greedy te
   CHECK(r.body["choices"][0]["finish_reason"] == "length");
   CHECK(r.body["usage"]["prompt_tokens"] == 36);  // the fixture's n_past after the prompt
   CHECK(r.body["usage"]["completion_tokens"] == 16);
+  // A second turn sends the image and the answer back: the image is not
+  // encoded again and the context is continued (every position of the
+  // first request reused: its 36 prompt positions and 16 answer tokens).
+  const std::string answer = r.body["choices"][0]["message"]["content"].get<std::string>();
+  const json turn1 = json{{"role", "user"}, {"content", json::array({image_part(url), text_part("Describe the image.")})}};
+  const json two_turns = json{{"messages", json::array({turn1, json{{"role", "assistant"}, {"content", answer}},
+                                                        json{{"role", "user"}, {"content", "And now?"}}})},
+                              {"temperature", 0},
+                              {"max_tokens", 8}};
+  const Reply r2 = post(c, "/v1/chat/completions", two_turns.dump());
+  REQUIRE(r2.status == 200);
+  CHECK(r2.body["choices"][0]["message"]["content"].get<std::string>().size() > 0);
+  // (The log line comes after the reply: wait for it.)
+  CHECK(server.child->wait_for_stderr("(52 reused, 1 image, 0 encoded)", 30));
+  INFO(server.child->err());
+  // The same request again, from a context that holds another answer: the
+  // same text (the continuation gives what a fresh evaluation of these
+  // positions gives; here, after the first two requests, from the start).
+  const Reply first_again = post(c, "/v1/chat/completions",
+                                 image_chat(json::array({image_part(url), text_part("Describe the image.")})));
+  CHECK(first_again.body["choices"][0]["message"]["content"] == reference_text("224x224"));
+  CHECK(server.child->wait_for_stderr("#3 chat: prompt 36 tokens (0 reused, 1 image, 0 encoded)", 30));
+  const Reply r2_again = post(c, "/v1/chat/completions", two_turns.dump());
+  CHECK(r2_again.body["choices"][0]["message"]["content"] == r2.body["choices"][0]["message"]["content"]);
   // A text request after it still works (no image positions reused).
   const Reply t = post(c, "/v1/chat/completions", chat_body("Describe the image.", 4, false));
   CHECK(t.status == 200);

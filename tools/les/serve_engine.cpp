@@ -1,6 +1,7 @@
 // See serve_engine.h.
 #include "les/serve_engine.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "les/chat_prompt.h"
@@ -49,6 +50,7 @@ struct CallbackState {
   const std::atomic<bool>* stop_flag;
   bool client_gone = false;
   bool stopped_by_server = false;
+  std::string text;  // every piece sent, as sent (the answer a client sends back in its next request)
 };
 
 bool on_token(les_token /*token*/, const char* piece, size_t len, void* user_data) {
@@ -57,10 +59,12 @@ bool on_token(les_token /*token*/, const char* piece, size_t len, void* user_dat
     s->stopped_by_server = true;
     return false;
   }
-  if (!(*s->emit)(valid_utf8(std::string_view(piece, len)))) {
+  const std::string text = valid_utf8(std::string_view(piece, len));
+  if (!(*s->emit)(text)) {
     s->client_gone = true;
     return false;
   }
+  s->text += text;
   return true;
 }
 
@@ -89,7 +93,8 @@ bool Engine::prepare(const CompletionRequest& r, GenerationJob* job, RequestErro
       *error = {r.images[0].param + ": images cannot be combined with this server's --mtp drafting", r.images[0].param};
       return false;
     }
-    if (!encode_request_images(settings_.vision, r, &job->images, error)) return false;
+    if (!encode_request_images(settings_.vision, r, &job->images, error, &image_cache_, &job->n_images_encoded))
+      return false;
     std::string message;
     if (render_chat_text(model_, settings_.chat_template, r.messages, true, &job->text, &message) != LES_OK) {
       *error = {"messages: " + message, "messages"};
@@ -99,13 +104,13 @@ bool Engine::prepare(const CompletionRequest& r, GenerationJob* job, RequestErro
     job->n_prompt = prompt_positions(model_, job->text, job->images, error);
     if (job->n_prompt < 0) return false;
   } else if (r.endpoint == Endpoint::kChat) {
-    std::string text, message;
-    if (render_chat_text(model_, settings_.chat_template, r.messages, true, &text, &message) != LES_OK) {
+    std::string message;
+    if (render_chat_text(model_, settings_.chat_template, r.messages, true, &job->text, &message) != LES_OK) {
       *error = {"messages: " + message, "messages"};
       return false;
     }
     les_status st = LES_OK;
-    job->ids = tokenize_prompt(model_, text, true, &st);
+    job->ids = tokenize_prompt(model_, job->text, true, &st);
     if (st != LES_OK) {
       *error = {std::string("tokenizing the conversation: ") + les_last_error(), "messages"};
       return false;
@@ -151,24 +156,39 @@ GenerationOutcome Engine::run(const GenerationJob& job, const std::function<bool
   apply_speculative_options(settings_.speculative, settings_.draft, gp);
   CallbackState cb{&emit, &stop_flag_};
   les_status st = LES_OK;
+  // Whether the context holds exactly held_text_ with held_images_, which this
+  // chat with images continues (see the top of serve_engine.h).
+  const bool continues = !job.images.empty() && !held_text_.empty() && job.text.starts_with(held_text_) &&
+                         held_images_.size() <= job.images.size() &&
+                         std::equal(held_images_.begin(), held_images_.end(), job.images.begin()) &&
+                         les_context_n_past(ctx_) > 0;
+  const size_t first_image = continues ? held_images_.size() : 0;
+  const size_t held_chars = continues ? held_text_.size() : 0;
+  held_text_.clear();  // set again below when this request ends cleanly
+  held_images_.clear();
   if (job.images.empty()) {
     out.reused = reuse_prefix(ctx_, job.ids);
     gp.prompt_tokens = job.ids.data() + out.reused;
     gp.n_prompt_tokens = static_cast<int32_t>(job.ids.size()) - out.reused;
     st = les_generate(ctx_, nullptr, &gp, on_token, &cb);
   } else {
-    // The whole conversation again (no prefix reuse across image positions).
-    les_context_reset(ctx_);
+    if (continues) {
+      out.reused = les_context_n_past(ctx_);
+    } else {
+      les_context_reset(ctx_);  // the whole conversation again
+    }
     gp.parse_special = true;
     std::vector<const les_image*> images;
-    for (const ImageRef& i : job.images) images.push_back(i.get());
-    st = les_generate_with_images(ctx_, job.text.c_str(), images.data(), static_cast<int32_t>(images.size()), &gp,
+    for (size_t i = first_image; i < job.images.size(); ++i) images.push_back(job.images[i].get());
+    const std::string rest = job.text.substr(held_chars);
+    st = les_generate_with_images(ctx_, rest.c_str(), images.data(), static_cast<int32_t>(images.size()), &gp,
                                   on_token, &cb);
   }
   les_generate_stats stats{};
   stats.struct_size = sizeof stats;
   les_context_generate_stats(ctx_, &stats);
-  const int32_t n_prompt = job.images.empty() ? static_cast<int32_t>(job.ids.size()) : stats.n_prompt_tokens;
+  const int32_t n_prompt =
+      job.images.empty() ? static_cast<int32_t>(job.ids.size()) : out.reused + stats.n_prompt_tokens;
   out.usage = {n_prompt, stats.n_generated};
   const char* kind = job.endpoint == Endpoint::kChat ? "chat" : "completion";
   if (st != LES_OK && st != LES_ERR_CANCELLED && !(st == LES_ERR_CONTEXT_FULL && stats.stop_reason == LES_STOP_CONTEXT_FULL)) {
@@ -181,15 +201,26 @@ GenerationOutcome Engine::run(const GenerationJob& job, const std::function<bool
   }
   out.client_gone = cb.client_gone;
   out.shutting_down = cb.stopped_by_server;
+  // At EOS (not in the context) or max_tokens the context holds exactly the
+  // rendered conversation and the answer; after a stop string, its tokens too.
+  if (st == LES_OK && job.endpoint == Endpoint::kChat && !job.text.empty() &&
+      (stats.stop_reason == LES_STOP_EOS || stats.stop_reason == LES_STOP_N_PREDICT)) {
+    held_text_ = job.text + cb.text;
+    held_images_ = job.images;
+  }
   if (st == LES_ERR_CANCELLED && !out.client_gone) out.shutting_down = true;  // les_context_cancel at shutdown
   if (!out.client_gone && !out.shutting_down) out.finish_reason = finish_reason(stats.stop_reason);
   const char* why = out.client_gone ? "cancelled: the client went away"
                     : out.shutting_down ? "cancelled: the server is stopping"
                                         : les_stop_reason_name(stats.stop_reason);
+  char images[64] = "";  // ", 1 image, 0 encoded" for a request with images
+  if (!job.images.empty())
+    std::snprintf(images, sizeof images, ", %zu image%s, %zu encoded", job.images.size(),
+                  job.images.size() == 1 ? "" : "s", job.n_images_encoded);
   std::fprintf(stderr,
-               "les serve: #%llu %s: prompt %d tokens (%d reused, %zu images), generated %d (stop: %s), prefill "
-               "%.2f tok/s, decode %.2f tok/s, seed %llu\n",
-               static_cast<unsigned long long>(n), kind, n_prompt, out.reused, job.images.size(), stats.n_generated, why,
+               "les serve: #%llu %s: prompt %d tokens (%d reused%s), generated %d (stop: %s), prefill %.2f tok/s, "
+               "decode %.2f tok/s, seed %llu\n",
+               static_cast<unsigned long long>(n), kind, n_prompt, out.reused, images, stats.n_generated, why,
                stats.prefill_tokens_per_second, stats.decode_tokens_per_second,
                static_cast<unsigned long long>(stats.seed));
   return out;

@@ -9,7 +9,14 @@
 // a conversation that each request replaces: the tokens it already holds that
 // the new prompt starts with are kept (their KV cache reused:
 // prompt_reuse.h), the rest is evaluated, so the text is that of a fresh
-// context while a multi-turn chat pays only for its new turn.
+// context while a multi-turn chat pays only for its new turn. Token prefixes
+// cannot see image positions, so a chat with images is continued by text: when
+// the last chat request ended at an end-of-generation token or max_tokens
+// (the context then holds exactly its rendered conversation and answer) and
+// the new rendered conversation starts with that text and sends those images
+// again first (the same bytes: ImageCache gives the same encoded image), only
+// the rest is evaluated, the answer's tokens kept as sampled (as
+// llama-mtmd-cli's chat does); otherwise the context starts over.
 //
 // Thread-safety: prepare(), enter(), wait_turn(), queue_counts() and
 // shutdown() are thread-safe; run() only by the request whose turn it is.
@@ -50,7 +57,8 @@ struct EngineSettings {
 
 // A prepared request: the whole prompt as token ids (BOS included) and the
 // sampling (checked; sp.seed set, LES_SEED_RANDOM for a random one).
-// With images, `ids` is empty: `text` is the rendered conversation with one
+// A chat request's `text` is its rendered conversation (kept for the next
+// request's continuation). With images, `ids` is empty and `text` holds one
 // LES_MEDIA_MARKER per image (les_generate_with_images), `n_prompt` counts
 // every position it takes (text tokens and each image's les_image_n_tokens).
 struct GenerationJob {
@@ -58,6 +66,7 @@ struct GenerationJob {
   std::vector<les_token> ids;
   std::string text;
   std::vector<ImageRef> images;
+  size_t n_images_encoded = 0;  // images encoded for this request (the rest came from the cache)
   int64_t n_prompt = 0;
   SamplingOptions sampling;
 };
@@ -119,6 +128,12 @@ class Engine {
 
   RequestQueue queue_;
   mutable std::mutex prepare_mu_;       // one prepare() at a time
+  mutable ImageCache image_cache_;      // the last prepared request's images (under prepare_mu_)
+  // What the context holds as text after the last chat request (its rendered
+  // conversation and answer) and the images in it; empty: not known. Only the
+  // running request touches them.
+  std::string held_text_;
+  std::vector<ImageRef> held_images_;
   std::atomic<bool> stop_flag_{false};  // read by the token callback
   uint64_t n_requests_ = 0;             // only the running request touches it
 };

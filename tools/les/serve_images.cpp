@@ -1,15 +1,29 @@
 // See serve_images.h.
 #include "les/serve_images.h"
 
+#include <algorithm>
 #include <string_view>
 
 #include "les/prompt_reuse.h"
 
 namespace les::tool {
 
+ImageRef ImageCache::find(const std::vector<uint8_t>& bytes) const {
+  for (const auto& [b, image] : entries_)
+    if (b == bytes) return image;
+  return nullptr;
+}
+
+void ImageCache::keep_only(const std::vector<ImageRef>& keep) {
+  std::erase_if(entries_, [&](const auto& e) {
+    return std::find(keep.begin(), keep.end(), e.second) == keep.end();
+  });
+}
+
 bool encode_request_images(les_vision* vision, const CompletionRequest& request, std::vector<ImageRef>* out,
-                           RequestError* error) {
+                           RequestError* error, ImageCache* cache, size_t* n_encoded) {
   out->clear();
+  if (n_encoded != nullptr) *n_encoded = 0;
   if (request.images.empty()) return true;
   if (vision == nullptr) {
     *error = {request.images[0].param +
@@ -17,14 +31,29 @@ bool encode_request_images(les_vision* vision, const CompletionRequest& request,
               request.images[0].param};
     return false;
   }
-  for (const RequestImage& img : request.images) {
+  // The cached ones first, then drop the rest of the cache before encoding new ones.
+  out->resize(request.images.size());
+  if (cache != nullptr) {
+    for (size_t i = 0; i < request.images.size(); ++i) (*out)[i] = cache->find(request.images[i].bytes);
+    cache->keep_only(*out);
+  }
+  for (size_t i = 0; i < request.images.size(); ++i) {
+    if ((*out)[i]) continue;
+    const RequestImage& img = request.images[i];
     les_image* encoded = nullptr;
     const les_status st = les_vision_encode_memory(vision, img.bytes.data(), img.bytes.size(), &encoded);
     if (st != LES_OK) {
       *error = {img.param + ": the image cannot be used: " + les_last_error(), img.param};
+      out->clear();
       return false;
     }
-    out->emplace_back(encoded, [](const les_image* i) { les_image_free(const_cast<les_image*>(i)); });
+    (*out)[i] = ImageRef(encoded, [](const les_image* e) { les_image_free(const_cast<les_image*>(e)); });
+    if (n_encoded != nullptr) ++*n_encoded;
+  }
+  if (cache != nullptr) {
+    std::vector<std::pair<std::vector<uint8_t>, ImageRef>> entries;
+    for (size_t i = 0; i < request.images.size(); ++i) entries.emplace_back(request.images[i].bytes, (*out)[i]);
+    cache->replace(std::move(entries));
   }
   return true;
 }
