@@ -39,6 +39,8 @@ std::optional<std::string> from_bytes(JNIEnv* env, jbyteArray array, const char*
 
 inline les_model* as_model(jlong h) { return reinterpret_cast<les_model*>(static_cast<intptr_t>(h)); }
 inline les_context* as_context(jlong h) { return reinterpret_cast<les_context*>(static_cast<intptr_t>(h)); }
+inline les_vision* as_vision(jlong h) { return reinterpret_cast<les_vision*>(static_cast<intptr_t>(h)); }
+inline les_image* as_image(jlong h) { return reinterpret_cast<les_image*>(static_cast<intptr_t>(h)); }
 inline jlong as_jlong(const void* p) { return static_cast<jlong>(reinterpret_cast<intptr_t>(p)); }
 
 // Runs fn() and returns its value; a C++ exception escaping it becomes a

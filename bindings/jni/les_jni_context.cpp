@@ -1,5 +1,7 @@
 // JNI natives of org.les.Native for contexts: creation, decode (last or all
 // logits), logits, KV cache reset/trim and cancel; each a thin call of the les.h function of that name.
+// Creation takes the handles of les_context_params.draft_model and .vision as longs (0 = none); the
+// Java side (LesContext) keeps them open for the call.
 #include <cstdint>
 #include <vector>
 
@@ -8,6 +10,7 @@
 using les_jni::as_context;
 using les_jni::as_jlong;
 using les_jni::as_model;
+using les_jni::as_vision;
 using les_jni::guarded;
 using les_jni::throw_last_error;
 using les_jni::throw_les;
@@ -35,7 +38,8 @@ JNIEXPORT jlong JNICALL Java_org_les_Native_contextCreate(JNIEnv* env, jclass, j
                                                           jint n_batch, jint n_threads, jint kv_type,
                                                           jlong expert_budget_bytes, jint prefetch_candidates,
                                                           jint io_backend, jint eviction,
-                                                          jlong memory_limit_bytes) {
+                                                          jlong memory_limit_bytes, jlong draft_model,
+                                                          jlong vision) {
   return guarded(env, jlong{0}, [&]() -> jlong {
     if (expert_budget_bytes < 0) {
       throw_les(env, LES_ERR_INVALID_ARGUMENT, "expertBudgetBytes is negative");
@@ -56,6 +60,9 @@ JNIEXPORT jlong JNICALL Java_org_les_Native_contextCreate(JNIEnv* env, jclass, j
     p.io_backend = static_cast<les_io_backend>(io_backend);
     p.eviction = static_cast<les_eviction_policy>(eviction);
     p.memory_limit_bytes = static_cast<uint64_t>(memory_limit_bytes);
+    // Borrowed for the call (counted in the memory limit); p.struct_size is this header's size.
+    p.draft_model = draft_model != 0 ? as_model(draft_model) : nullptr;
+    p.vision = vision != 0 ? as_vision(vision) : nullptr;
     les_context* ctx = nullptr;
     les_status st = les_context_create(as_model(model), &p, &ctx);
     if (st != LES_OK) {

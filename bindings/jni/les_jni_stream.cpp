@@ -16,7 +16,7 @@ constexpr jsize kStreamInts = 14;
 constexpr jsize kStreamReals = 5;
 constexpr jsize kLayerInts = 3;
 constexpr jsize kLayerReals = 2;
-constexpr jsize kPlanInts = 10;
+constexpr jsize kPlanInts = 12;
 
 bool sized(JNIEnv* env, jlongArray ints, jsize n_ints, jdoubleArray reals, jsize n_reals, const char* what) {
   if (ints == nullptr || env->GetArrayLength(ints) < n_ints ||
@@ -91,7 +91,7 @@ JNIEXPORT void JNICALL Java_org_les_Native_contextStreamLayerStats(JNIEnv* env, 
 }
 
 JNIEXPORT void JNICALL Java_org_les_Native_contextMemoryPlan(JNIEnv* env, jclass, jlong h, jlongArray ints) {
-  if (!sized(env, ints, kPlanInts, nullptr, 0, "memoryPlan: an array of 10 longs expected")) return;
+  if (!sized(env, ints, kPlanInts, nullptr, 0, "memoryPlan: an array of 12 longs expected")) return;
   les_memory_plan m{};
   m.struct_size = sizeof m;
   const les_context* ctx = as_context(h);
@@ -103,7 +103,7 @@ JNIEXPORT void JNICALL Java_org_les_Native_contextMemoryPlan(JNIEnv* env, jclass
   const jlong iv[kPlanInts] = {as_long(m.limit_bytes),       as_long(m.baseline_bytes),     as_long(m.dense_bytes),
                                as_long(m.kv_bytes),          as_long(m.scratch_bytes),      as_long(m.routed_bytes),
                                as_long(m.min_expert_bytes),  as_long(m.expert_budget_bytes), m.resident,
-                               m.n_ctx};
+                               m.n_ctx,                      as_long(m.draft_bytes),        as_long(m.vision_bytes)};
   env->SetLongArrayRegion(ints, 0, kPlanInts, iv);
 }
 

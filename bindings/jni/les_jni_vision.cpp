@@ -10,8 +10,10 @@
 #include "jni_util.h"
 
 using les_jni::as_context;
+using les_jni::as_image;
 using les_jni::as_jlong;
 using les_jni::as_model;
+using les_jni::as_vision;
 using les_jni::from_bytes;
 using les_jni::guarded;
 using les_jni::throw_last_error;
@@ -22,9 +24,6 @@ namespace {
 // Native.visionStats' arrays (VisionStats lists the fields).
 constexpr jsize kStatInts = 7;
 constexpr jsize kStatReals = 2;
-
-les_vision* as_vision(jlong h) { return reinterpret_cast<les_vision*>(static_cast<intptr_t>(h)); }
-les_image* as_image(jlong h) { return reinterpret_cast<les_image*>(static_cast<intptr_t>(h)); }
 
 // The new image's handle, or 0 with a LesException pending.
 jlong image_or_throw(JNIEnv* env, les_status st, les_image* img) {

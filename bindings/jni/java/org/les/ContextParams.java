@@ -50,6 +50,25 @@ public final class ContextParams {
    */
   public long memoryLimitBytes;
 
+  /**
+   * null (default), or the model this context will decode with as {@link GenerateParams#draftModel}:
+   * with memoryLimitBytes greater than 0 its share (all its weights, its KV cache at nCtx and its
+   * forward-pass scratch; {@link MemoryPlan#draftBytes}) is counted in the limit, and a limit that
+   * cannot hold it too throws INVALID_ARGUMENT naming the draft model. Ignored without a limit.
+   * Borrowed only while the LesContext constructor runs; a closed model throws INVALID_ARGUMENT
+   * ("ContextParams.draftModel: LesModel is closed") and leaves these parameters as they were.
+   */
+  public LesModel draftModel;
+
+  /**
+   * null (default), or the vision encoder whose images this context will take: with
+   * memoryLimitBytes greater than 0 its peak (weights plus encode scratch, {@link
+   * VisionStats#memoryBytes}; {@link MemoryPlan#visionBytes}) is counted in the limit. Ignored
+   * without a limit. Borrowed only while the LesContext constructor runs; a closed encoder throws
+   * INVALID_ARGUMENT ("ContextParams.vision: LesVision is closed").
+   */
+  public LesVision vision;
+
   public ContextParams() {
     long[] d = Native.contextDefaults();
     nCtx = (int) d[0];
@@ -72,6 +91,18 @@ public final class ContextParams {
   /** Sets memoryLimitBytes (the whole process's memory limit) and returns this. */
   public ContextParams memoryLimitBytes(long bytes) {
     memoryLimitBytes = bytes;
+    return this;
+  }
+
+  /** Sets draftModel (counted in memoryLimitBytes; null = none) and returns this. */
+  public ContextParams draftModel(LesModel model) {
+    draftModel = model;
+    return this;
+  }
+
+  /** Sets vision (counted in memoryLimitBytes; null = none) and returns this. */
+  public ContextParams vision(LesVision encoder) {
+    vision = encoder;
     return this;
   }
 

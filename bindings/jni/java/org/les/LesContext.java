@@ -23,19 +23,35 @@ public final class LesContext implements Closeable {
 
   /**
    * A context over model (which may be closed afterwards; the weights live on with the context).
-   * Throws LesException: INVALID_ARGUMENT (a bad field, an expert budget below the minimum),
-   * UNSUPPORTED (an I/O backend this system lacks), IO, OUT_OF_MEMORY.
+   * params.draftModel and params.vision are held open for the call (a concurrent close() frees
+   * them after it). Throws LesException: INVALID_ARGUMENT (a bad field, an expert budget below the
+   * minimum, a memory limit that cannot hold the fixed parts, a closed draftModel or vision: the
+   * message names the field), UNSUPPORTED (an I/O backend this system lacks), IO, OUT_OF_MEMORY.
+   * params is only read: it stays usable after a failure.
    */
   public LesContext(LesModel model, ContextParams params) {
     if (model == null) throw new LesException(LesException.INVALID_ARGUMENT, "model is null");
     if (params == null) throw new LesException(LesException.INVALID_ARGUMENT, "params is null");
     nVocab = model.nVocab();
+    // Read once: the same objects are acquired and released even if params changes meanwhile.
+    final LesModel draft = params.draftModel;
+    final LesVision vision = params.vision;
     long mh = model.handle.acquire();
     long ch;
     try {
-      ch = Native.contextCreate(mh, params.nCtx, params.nBatch, params.nThreads, params.kvType,
-          params.expertBudgetBytes, params.prefetchCandidates, params.ioBackend, params.eviction,
-          params.memoryLimitBytes);
+      long dh = draft != null ? draft.handle.acquireArgument("ContextParams.draftModel") : 0;
+      try {
+        long vh = vision != null ? vision.handle.acquireArgument("ContextParams.vision") : 0;
+        try {
+          ch = Native.contextCreate(mh, params.nCtx, params.nBatch, params.nThreads, params.kvType,
+              params.expertBudgetBytes, params.prefetchCandidates, params.ioBackend, params.eviction,
+              params.memoryLimitBytes, dh, vh);
+        } finally {
+          if (vh != 0) vision.handle.releaseShared();
+        }
+      } finally {
+        if (dh != 0) draft.handle.releaseShared();
+      }
     } finally {
       model.handle.release();
     }
@@ -270,7 +286,7 @@ public final class LesContext implements Closeable {
 
   /** How ContextParams.memoryLimitBytes was split (all 0 without a limit); any thread. */
   public MemoryPlan memoryPlan() {
-    long[] v = new long[10];
+    long[] v = new long[12];
     handle.callShared(h -> {
       Native.contextMemoryPlan(h, v);
       return null;

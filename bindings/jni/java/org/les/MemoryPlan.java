@@ -21,6 +21,14 @@ public final class MemoryPlan {
   public final boolean resident;
   /** The nCtx the KV figure is for. */
   public final int nCtx;
+  /**
+   * {@link ContextParams#draftModel}'s share (its weights, KV cache and scratch; 0: none). The
+   * parts add up to at most the limit: baseline + draft + vision + dense + kv + scratch + (routed
+   * if resident, else the expert budget).
+   */
+  public final long draftBytes;
+  /** {@link ContextParams#vision}'s share (its weights and encode scratch; 0: none). */
+  public final long visionBytes;
 
   MemoryPlan(long[] v) {
     limitBytes = v[0];
@@ -33,5 +41,7 @@ public final class MemoryPlan {
     expertBudgetBytes = v[7];
     resident = v[8] != 0;
     nCtx = (int) v[9];
+    draftBytes = v[10];
+    visionBytes = v[11];
   }
 }

@@ -41,8 +41,13 @@ final class Native {
 
   // Context (les_context_*).
   static native long[] contextDefaults();
+  /**
+   * draftModel / vision: les_context_params.draft_model (a les_model*) and .vision (a les_vision*),
+   * 0 = none; borrowed for the call (the caller keeps them acquired).
+   */
   static native long contextCreate(long model, int nCtx, int nBatch, int nThreads, int kvType,
-      long expertBudgetBytes, int prefetchCandidates, int ioBackend, int eviction, long memoryLimitBytes);
+      long expertBudgetBytes, int prefetchCandidates, int ioBackend, int eviction, long memoryLimitBytes,
+      long draftModel, long vision);
   static native void contextFree(long ctx);
   /** allLogits: les_context_decode_all_logits instead of les_context_decode. */
   static native void contextDecode(long ctx, int[] tokens, boolean allLogits);

@@ -63,6 +63,20 @@ final class NativeHandle {
     return handle;
   }
 
+  /**
+   * The handle of an object passed as an argument of another object's call (a draft model or a
+   * vision encoder in ContextParams): as {@link #acquireShared()}, so a concurrent close() cannot
+   * free it before {@link #releaseShared()}, but a closed handle throws INVALID_ARGUMENT naming
+   * the argument: "{@code what}: LesModel is closed". Thread-safe.
+   */
+  synchronized long acquireArgument(String what) {
+    if (handle == 0 || closing) {
+      throw new LesException(LesException.INVALID_ARGUMENT, what + ": " + owner + " is closed");
+    }
+    active++;
+    return handle;
+  }
+
   /** Ends a call started by acquire(); frees the handle if close() came meanwhile. */
   void release() {
     releaseCall(exclusive);

@@ -29,7 +29,8 @@ import org.les.StreamStats;
 
 /**
  * The parts of les.h the JNI binding gained for apps (issue 18): expert budget changed from another
- * thread during generate(), streaming statistics, the memory plan, chat templates, session
+ * thread during generate(), streaming statistics, the memory plan (with a draft model counted in
+ * the limit: MemoryPlan.draftBytes against the C API's, PlanProbe), chat templates, session
  * save/restore (bytes and file), the context's tokens, all-token logits, the sampler on its own,
  * model parameters and the draft check. Run by JniTest.main on the trained fixture model; the
  * expected texts are llama.cpp's greedy continuation (JniTest's arguments).
@@ -135,6 +136,54 @@ final class JniApiTest {
           () -> new LesContext(model, new ContextParams().memoryLimitBytes(1L << 20)).close());
       check(e.getMessage().contains("MiB"), "message gives the arithmetic: " + e.getMessage());
       expectLes(LesException.INVALID_ARGUMENT, () -> new LesContext(model, new ContextParams().memoryLimitBytes(-1)));
+    });
+
+    test("memory limit with a draft model: draftBytes as the C API counts it; a closed draft is refused", () -> {
+      // The Q4_K_M file next to the model: same vocabulary, a real draft model for it.
+      String draftPath = new File(new File(modelPath).getParentFile(), "tiny-qwen3moe-Q4_K_M.gguf").getPath();
+      final long limit = 2L << 30;
+      ContextParams cp = new ContextParams().nCtx(256).memoryLimitBytes(limit);
+      LesModel draft = LesModel.load(draftPath, 2);
+      try {
+        cp.draftModel(draft);
+        long draftBytes;
+        try (LesContext ctx = new LesContext(model, cp)) {
+          MemoryPlan plan = ctx.memoryPlan();
+          draftBytes = plan.draftBytes;
+          check(draftBytes > 0, "draftBytes " + draftBytes);
+          checkEq(0L, plan.visionBytes, "no vision encoder");
+          check(plan.resident, "2 GiB holds both models resident");
+          long sum = plan.baselineBytes + plan.draftBytes + plan.denseBytes + plan.kvBytes + plan.scratchBytes
+              + plan.routedBytes;
+          check(sum <= limit, "parts " + sum + " within the limit");
+        }
+        long[] c = PlanProbe.cApiShares(modelPath, 256, limit, 2, draftPath, null);
+        if (c != null) {
+          checkEq(c[0], draftBytes, "draftBytes: the C API's for the same parameters");
+          checkEq(0L, c[1], "C API vision_bytes");
+        }
+        // A draft model changes nothing without a limit; none counts nothing.
+        try (LesContext ctx = new LesContext(model, new ContextParams().nCtx(256).memoryLimitBytes(limit))) {
+          checkEq(0L, ctx.memoryPlan().draftBytes, "no draft model: draftBytes 0");
+        }
+        // A closed draft model is refused naming the field; the same params work again with an open one.
+        LesModel closedDraft = LesModel.load(draftPath, 2);
+        closedDraft.close();
+        cp.draftModel = closedDraft;
+        LesException e = expectLes(LesException.INVALID_ARGUMENT, () -> new LesContext(model, cp).close());
+        check(e.getMessage().contains("ContextParams.draftModel") && e.getMessage().contains("closed"),
+            "message names the field: " + e.getMessage());
+        cp.draftModel = draft;
+        try (LesContext ctx = new LesContext(model, cp)) {
+          checkEq(draftBytes, ctx.memoryPlan().draftBytes, "params usable after the refusal");
+          draft.close();  // borrowed for creation only: the context does not need it afterwards
+          checkEq(draftBytes, ctx.memoryPlan().draftBytes, "plan after the draft model closed");
+          String text = collectInto(ctx, prompt, GenerateParams.greedy(8)).toString();
+          check(!text.isEmpty() && greedyText.startsWith(text), "llama.cpp's text begins with " + text);
+        }
+      } finally {
+        draft.close();
+      }
     });
 
     test("chat: template names, rendering, generation from a chat prompt", () -> {

@@ -19,6 +19,7 @@ import org.les.LesException;
 import org.les.LesImage;
 import org.les.LesModel;
 import org.les.LesVision;
+import org.les.MemoryPlan;
 import org.les.VisionParams;
 import org.les.VisionStats;
 
@@ -27,8 +28,9 @@ import org.les.VisionStats;
  * mmproj and the qwen35moe text model with the image marker tokens): test-224x224.ppm encoded from
  * its file, from its RGB bytes and from its bytes in memory, then llama-mtmd-cli's greedy tokens
  * through generate with images and through appendImage (the reference of
- * tests/support/vision_api.h), the statistics, and bad input refused with LesException carrying
- * the C message. usage: JniVisionTest MULTIMODAL_FIXTURE_DIR; exit 77 when the fixtures are missing
+ * tests/support/vision_api.h), the statistics, the encoder counted in a context's memory limit
+ * (MemoryPlan.visionBytes against the C API's, PlanProbe), and bad input refused with LesException
+ * carrying the C message. usage: JniVisionTest MULTIMODAL_FIXTURE_DIR; exit 77 when the fixtures are missing
  * (1 under CI=true).
  */
 public final class JniVisionTest {
@@ -92,7 +94,7 @@ public final class JniVisionTest {
     }
     try (LesModel model = LesModel.load(textModel, 2);
         LesVision vision = LesVision.load(model, mmproj, new VisionParams().nThreads(2))) {
-      run(model, vision, mmproj, ppm);
+      run(model, vision, textModel, mmproj, ppm);
     } catch (Throwable t) {
       JniTest.failed++;
       System.out.println("FAIL loading " + textModel + " / " + mmproj + ": " + t);
@@ -101,7 +103,8 @@ public final class JniVisionTest {
     System.exit(JniTest.failed == 0 ? 0 : 1);
   }
 
-  private static void run(LesModel model, LesVision vision, String mmproj, String ppm) throws Exception {
+  private static void run(LesModel model, LesVision vision, String textModel, String mmproj, String ppm)
+      throws Exception {
     byte[] fileBytes = Files.readAllBytes(new File(ppm).toPath());
     int[] dims = new int[2];
     byte[] rgb = readPpm(fileBytes, dims);
@@ -177,6 +180,39 @@ public final class JniVisionTest {
         }
         checkEq(Arrays.toString(REF_224), Arrays.toString(generateIds(ctx, PROMPT, new LesImage[] {img}, greedy(16))),
             "greedy tokens after the refused calls");
+      }
+    });
+
+    test("memory limit with the encoder: visionBytes as the C API counts it; a closed encoder is refused", () -> {
+      final long limit = 2L << 30;
+      ContextParams cp = new ContextParams().nCtx(256).memoryLimitBytes(limit).vision(vision);
+      long visionBytes;
+      try (LesContext ctx = new LesContext(model, cp); LesImage img = vision.encodeFile(ppm)) {
+        MemoryPlan plan = ctx.memoryPlan();
+        visionBytes = plan.visionBytes;
+        check(visionBytes > 0, "visionBytes " + visionBytes);
+        checkEq(vision.stats().memoryBytes, visionBytes, "visionBytes is the encoder's peak (VisionStats.memoryBytes)");
+        checkEq(0L, plan.draftBytes, "no draft model");
+        long sum = plan.baselineBytes + plan.visionBytes + plan.denseBytes + plan.kvBytes + plan.scratchBytes
+            + (plan.resident ? plan.routedBytes : plan.expertBudgetBytes);
+        check(sum <= limit, "parts " + sum + " within the limit");
+        checkEq(Arrays.toString(REF_224), Arrays.toString(generateIds(ctx, PROMPT, new LesImage[] {img}, greedy(16))),
+            "greedy tokens in the limited context");
+      }
+      long[] c = PlanProbe.cApiShares(textModel, 256, limit, 2, null, mmproj);
+      if (c != null) {
+        checkEq(c[1], visionBytes, "visionBytes: the C API's for the same parameters");
+        checkEq(0L, c[0], "C API draft_bytes");
+      }
+      LesVision closed = LesVision.load(model, mmproj, new VisionParams().nThreads(2));
+      closed.close();
+      cp.vision = closed;
+      LesException e = expectLes(LesException.INVALID_ARGUMENT, () -> new LesContext(model, cp).close());
+      check(e.getMessage().contains("ContextParams.vision") && e.getMessage().contains("closed"),
+          "message names the field: " + e.getMessage());
+      cp.vision = vision;
+      try (LesContext ctx = new LesContext(model, cp)) {
+        checkEq(visionBytes, ctx.memoryPlan().visionBytes, "params usable after the refusal");
       }
     });
 
