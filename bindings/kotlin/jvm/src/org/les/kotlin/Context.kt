@@ -39,6 +39,17 @@ fun GenerateParams.draftWith(model: Model, max: Int = draftMax, min: Int = draft
 }
 
 /**
+ * Counts [model], the draft model this context will decode with ([draftWith]), in memoryLimitBytes:
+ * its weights, KV cache at nCtx and scratch ([MemoryPlan.draftBytes]); a limit that cannot hold it
+ * too throws INVALID_ARGUMENT naming the draft model. Ignored without a limit. The model is only
+ * borrowed while the context is created; a closed one throws [LesException] INVALID_ARGUMENT
+ * ("ContextParams.draftModel: LesModel is closed").
+ */
+fun ContextParams.countDraftModel(model: Model) {
+    draftModel = model.java
+}
+
+/**
  * Speculative decoding with the draft head stored in the context's own model (an MTP / nextn
  * block), drafting up to [max] tokens per verify pass (1..64). Lossless; a model without an MTP
  * head makes generate throw [LesException] (LES_ERR_UNSUPPORTED, naming the model).
@@ -57,7 +68,8 @@ fun GenerateParams.mtpHead(max: Int = draftMax, min: Int = draftMin) {
  * [LesException] (INVALID_ARGUMENT, "LesContext is closed").
  *
  * Throws [LesException] when creation fails: INVALID_ARGUMENT (a bad field, a budget below the
- * minimum, an impossible memory limit; named), UNSUPPORTED (an I/O backend this system lacks), IO.
+ * minimum, an impossible memory limit, a closed model given to [countDraftModel] or encoder given
+ * to [countVision]; named), UNSUPPORTED (an I/O backend this system lacks), IO.
  */
 class Context(model: Model, configure: ContextParams.() -> Unit = {}) : Closeable {
     /** The Java object this wraps, for what the Kotlin layer does not cover. */

@@ -74,7 +74,8 @@ class Model private constructor(
 
     /**
      * A new context (KV cache, expert cache) over this model; [configure] sets [ContextParams]
-     * fields: nCtx, expertBudgetBytes (> 0 streams the routed experts), memoryLimitBytes,
+     * fields: nCtx, expertBudgetBytes (> 0 streams the routed experts), memoryLimitBytes (with
+     * [countDraftModel] / [countVision] counting a draft model / vision encoder in it),
      * prefetchCandidates, ioBackend, eviction, kvType. Throws as [Context]'s constructor.
      */
     fun newContext(configure: ContextParams.() -> Unit = {}): Context = Context(this, configure)

@@ -5,6 +5,7 @@ package org.les.kotlin
 
 import java.io.Closeable
 import java.io.File
+import org.les.ContextParams
 import org.les.LesImage
 import org.les.LesVision
 import org.les.VisionParams
@@ -84,3 +85,13 @@ class Image internal constructor(
  */
 fun Model.loadVision(mmprojPath: String, configure: VisionParams.() -> Unit = {}): Vision =
     Vision(LesVision.load(java, mmprojPath, VisionParams().apply(configure)))
+
+/**
+ * Counts [vision], the encoder whose images this context will take, in memoryLimitBytes: its
+ * weights and encode scratch ([org.les.MemoryPlan.visionBytes], equal to [Vision.stats]'
+ * memoryBytes). Ignored without a limit. Only borrowed while the context is created; a closed
+ * encoder throws [org.les.LesException] INVALID_ARGUMENT ("ContextParams.vision: LesVision is closed").
+ */
+fun ContextParams.countVision(vision: Vision) {
+    this.vision = vision.java
+}

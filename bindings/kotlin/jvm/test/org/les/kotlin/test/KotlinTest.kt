@@ -2,7 +2,8 @@
 // llama.cpp's greedy continuation (the arguments come from bindings/jni/test/run_java_test.sh):
 // use {} on the handles, the token lambda, chat turns that reuse the context, session
 // save/restore, the expert budget changed from another thread, statistics, speculative
-// settings, the sampler, and closed handles throwing LesException. A plain main(): prints
+// settings, a draft model and a vision encoder counted in a memory limit (compared with the C
+// API's figures), the sampler, and closed handles throwing LesException. A plain main(): prints
 // "N passed, M failed" and exits 1 on any failure.
 package org.les.kotlin.test
 
@@ -13,11 +14,14 @@ import java.util.concurrent.atomic.AtomicReference
 import kotlin.concurrent.thread
 import kotlin.system.exitProcess
 import org.les.ContextParams
+import org.les.LesContext
 import org.les.LesException
 import org.les.ModelParams
 import org.les.kotlin.Model
 import org.les.kotlin.Sampler
 import org.les.kotlin.assistant
+import org.les.kotlin.countDraftModel
+import org.les.kotlin.countVision
 import org.les.kotlin.Image
 import org.les.kotlin.draftWith
 import org.les.kotlin.loadVision
@@ -56,6 +60,29 @@ private fun expectLes(status: Int, body: () -> Unit): LesException {
         return e
     }
     throw AssertionError("expected LesException ${LesException.statusName(status)}")
+}
+
+/**
+ * {draft_bytes, vision_bytes} the C API reports for a context with these files and parameters
+ * (bindings/jni/test/memory_plan_probe.c, a C program on les.h, found through the environment
+ * variable LES_MEMORY_PLAN_PROBE that CTest sets); null when it is unset outside CI.
+ */
+private fun cApiShares(model: String, nCtx: Int, limit: Long, nThreads: Int, draft: String?, mmproj: String?): List<Long>? {
+    val probe = System.getenv("LES_MEMORY_PLAN_PROBE")
+    if (probe.isNullOrEmpty()) {
+        val ci = System.getenv("CI")
+        check(ci != "true" && ci != "1") { "LES_MEMORY_PLAN_PROBE is not set" }
+        println("  LES_MEMORY_PLAN_PROBE unset: not compared with the C API")
+        return null
+    }
+    val p = ProcessBuilder(probe, model, "$nCtx", "$limit", "$nThreads", draft ?: "-", mmproj ?: "-")
+        .redirectErrorStream(true).start()
+    val out = p.inputStream.bufferedReader().readText()
+    val rc = p.waitFor()
+    val m = Regex("draft_bytes=([0-9]+) vision_bytes=([0-9]+)").find(out)
+        ?: throw AssertionError("memory_plan_probe exit $rc: $out")
+    checkEq(0, rc, "memory_plan_probe exit status ($out)")
+    return listOf(m.groupValues[1].toLong(), m.groupValues[2].toLong())
 }
 
 fun main(args: Array<String>) {
@@ -192,6 +219,35 @@ fun main(args: Array<String>) {
             }
         }
 
+        test("memory limit counts a draft model: draftBytes as the C API's; a closed draft is refused") {
+            val draftPath = File(path).absoluteFile.parentFile.resolve("tiny-qwen3moe-Q4_K_M.gguf").path
+            val limit = 2L shl 30
+            Model.load(draftPath) { nThreads = 2 }.use { draft ->
+                val draftBytes = model.newContext { nCtx = 256; memoryLimitBytes = limit; countDraftModel(draft) }.use { ctx ->
+                    val plan = ctx.memoryPlan()
+                    check(plan.draftBytes > 0) { "draftBytes ${plan.draftBytes}" }
+                    checkEq(0L, plan.visionBytes, "no vision encoder")
+                    val text = StringBuilder()
+                    ctx.generate(prompt, { nPredict = 8; temperature = 0f; ignoreEos = true; draftWith(draft) }) { _, s -> text.append(s); true }
+                    check(text.isNotEmpty() && greedyText.startsWith(text.toString())) { "llama.cpp's text begins with $text" }
+                    plan.draftBytes
+                }
+                cApiShares(path, 256, limit, 2, draftPath, null)?.let {
+                    checkEq(it[0], draftBytes, "draftBytes: the C API's for the same parameters")
+                    checkEq(0L, it[1], "C API vision_bytes")
+                }
+                val closed = Model.load(draftPath) { nThreads = 2 }
+                closed.close()
+                val params = ContextParams().apply { nCtx = 256; memoryLimitBytes = limit; countDraftModel(closed) }
+                val e = expectLes(LesException.INVALID_ARGUMENT) { LesContext(model.java, params).close() }
+                check(e.message!!.contains("ContextParams.draftModel") && e.message!!.contains("closed")) { "message: ${e.message}" }
+                params.countDraftModel(draft)
+                LesContext(model.java, params).use {
+                    checkEq(draftBytes, it.memoryPlan().draftBytes, "params usable after the refusal")
+                }
+            }
+        }
+
         test("sampler over decode() logits picks llama.cpp's first greedy token") {
             model.newContext().use { ctx ->
                 Sampler { temperature = 0f }.use { sampler ->
@@ -236,7 +292,7 @@ fun main(args: Array<String>) {
     // llama-mtmd-cli's greedy tokens for test-224x224.ppm (kVisionRef224, tests/support/vision_api.h).
     val mm = File(path).absoluteFile.parentFile.parentFile.resolve("multimodal")
     if (mm.resolve("qwen35moe-mm-F16.gguf").isFile) {
-        test("images: encodeFile and encodeMemory, generate with images and appendImage give llama.cpp's tokens") {
+        test("images: encodeFile and encodeMemory, generate with images and appendImage give llama.cpp's tokens; visionBytes") {
             val ref = listOf(1133, 81, 278, 1901, 2625, 2993, 3536, 2170, 3590, 3114, 3976, 3923, 3323, 78, 209, 953)
             val chat = "<|im_start|>user\n${Image.MARKER}Describe the image.<|im_end|>\n<|im_start|>assistant\n"
             val ppm = mm.resolve("test-224x224.ppm")
@@ -261,6 +317,26 @@ fun main(args: Array<String>) {
                         }
                     }
                     check(vision.stats.nImagesEncoded == 2L) { "stats: ${vision.stats}" }
+                    // The encoder counted in a memory limit: visionBytes is its peak, as the C API reports it.
+                    val limit = 2L shl 30
+                    val visionBytes = model.newContext { nCtx = 256; memoryLimitBytes = limit; countVision(vision) }.use { ctx ->
+                        val plan = ctx.memoryPlan()
+                        check(plan.visionBytes > 0) { "visionBytes ${plan.visionBytes}" }
+                        checkEq(vision.stats.memoryBytes, plan.visionBytes, "visionBytes = VisionStats.memoryBytes")
+                        checkEq(0L, plan.draftBytes, "no draft model")
+                        plan.visionBytes
+                    }
+                    cApiShares(mm.resolve("qwen35moe-mm-F16.gguf").path, 256, limit, 2, null,
+                        mm.resolve("mmproj-minicpmv4_6-tiny-F16.gguf").path)?.let {
+                        checkEq(it[1], visionBytes, "visionBytes: the C API's for the same parameters")
+                    }
+                    val closed = model.loadVision(mm.resolve("mmproj-minicpmv4_6-tiny-F16.gguf").path) { nThreads = 2 }
+                    closed.close()
+                    val params = ContextParams().apply { nCtx = 256; memoryLimitBytes = limit; countVision(closed) }
+                    val refused = expectLes(LesException.INVALID_ARGUMENT) { LesContext(model.java, params).close() }
+                    check(refused.message!!.contains("ContextParams.vision") && refused.message!!.contains("closed")) { "message: ${refused.message}" }
+                    params.countVision(vision)
+                    LesContext(model.java, params).use { checkEq(visionBytes, it.memoryPlan().visionBytes, "params usable after the refusal") }
                     val e = expectLes(LesException.IO) { vision.encodeFile("/nonexistent/cat.png") }
                     check(e.message!!.contains("/nonexistent/cat.png")) { "message names the file: ${e.message}" }
                     expectLes(LesException.INVALID_ARGUMENT) { vision.encodeRgb(ByteArray(0), 0, 0) }
