@@ -222,10 +222,19 @@ public final class Context: @unchecked Sendable {
   /// and, with expertBudgetBytes 0, chooses the budget (`memoryPlan()` tells the
   /// split; an impossible limit throws with the arithmetic). ioBackend: how expert
   /// bytes are read (LES_IO_AUTO, LES_IO_PREAD, LES_IO_DISPATCH_IO on Apple).
+  /// draftModel: the model this context will decode with as `GenerateParams.draftModel`;
+  /// with a memory limit its weights, KV cache and scratch are counted in it
+  /// (`memoryPlan().draftBytes`; a limit that cannot hold it too throws naming the draft
+  /// model). vision: the encoder whose images this context will take; with a limit its
+  /// weights and encode scratch are counted (`memoryPlan().visionBytes`). Both nil = none,
+  /// ignored without a limit, kept alive for the creating call only (the context does
+  /// not hold them).
   public init(model: Model, contextLength: Int32 = 0, threads: Int32 = 0,
               expertBudgetBytes: UInt64 = 0, prefetchCandidates: Int32 = -1,
               memoryLimitBytes: UInt64 = 0, ioBackend: les_io_backend = LES_IO_AUTO,
-              eviction: les_eviction_policy = LES_EVICTION_NEXT_USE, kvType: les_kv_type = LES_KV_F16) throws {
+              eviction: les_eviction_policy = LES_EVICTION_NEXT_USE, kvType: les_kv_type = LES_KV_F16,
+              draftModel: Model? = nil, vision: Vision? = nil) throws {
+    // struct_size is this header's sizeof, set by les_context_default_params().
     var params = les_context_default_params()
     params.n_ctx = contextLength
     params.n_threads = threads
@@ -235,8 +244,13 @@ public final class Context: @unchecked Sendable {
     params.io_backend = ioBackend
     params.eviction = eviction
     params.kv_type = kvType
+    params.draft_model = draftModel?.handle
+    params.vision = vision?.handle
     var ctx: OpaquePointer?
-    try check(les_context_create(model.handle, &params, &ctx))
+    // The draft model and the encoder stay alive (not deinitialised) until the call returns.
+    try withExtendedLifetime((draftModel, vision)) {
+      try check(les_context_create(model.handle, &params, &ctx))
+    }
     guard let ctx else { throw LESError.invalid("les_context_create returned no context") }
     handle = ctx
     self.model = model

@@ -63,6 +63,13 @@ public struct MemoryPlan: Sendable {
   public let expertBudgetBytes: UInt64
   public let resident: Bool
   public let contextLength: Int32
+  /// The draft model's share (`Context.init(draftModel:)`: weights, KV cache, scratch; 0: none).
+  /// The parts add up to at most the limit: baseline + draft + vision + dense + kv + scratch +
+  /// (routed if resident, else the expert budget).
+  public let draftBytes: UInt64
+  /// The vision encoder's share (`Context.init(vision:)`: weights and encode scratch,
+  /// `VisionStats.memoryBytes`; 0: none).
+  public let visionBytes: UInt64
 }
 
 extension Context {
@@ -99,6 +106,7 @@ extension Context {
     return MemoryPlan(limitBytes: m.limit_bytes, baselineBytes: m.baseline_bytes, denseBytes: m.dense_bytes,
                       kvBytes: m.kv_bytes, scratchBytes: m.scratch_bytes, routedBytes: m.routed_bytes,
                       minExpertBytes: m.min_expert_bytes, expertBudgetBytes: m.expert_budget_bytes,
-                      resident: m.resident != 0, contextLength: m.n_ctx)
+                      resident: m.resident != 0, contextLength: m.n_ctx, draftBytes: m.draft_bytes,
+                      visionBytes: m.vision_bytes)
   }
 }
