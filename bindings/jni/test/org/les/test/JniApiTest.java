@@ -184,6 +184,24 @@ final class JniApiTest {
       } finally {
         draft.close();
       }
+      // close() from another thread while the constructor may hold the draft model: either the
+      // context is created (the model freed after the call) or creation is refused naming the field.
+      int created = 0;
+      for (int i = 0; i < 8; i++) {
+        LesModel racing = LesModel.load(draftPath, 2);
+        Thread closer = new Thread(racing::close);
+        closer.start();
+        try (LesContext ctx = new LesContext(model, new ContextParams().nCtx(256).memoryLimitBytes(limit)
+            .draftModel(racing))) {
+          check(ctx.memoryPlan().draftBytes > 0, "draftBytes with a model closed concurrently");
+          created++;
+        } catch (LesException e) {
+          check(e.getMessage().contains("ContextParams.draftModel"), "refusal names the field: " + e.getMessage());
+        }
+        closer.join();
+        check(racing.isClosed(), "closed");
+      }
+      System.out.println("  concurrent close(): " + created + " of 8 contexts created, the others refused");
     });
 
     test("chat: template names, rendering, generation from a chat prompt", () -> {
