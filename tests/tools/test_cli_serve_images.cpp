@@ -209,3 +209,57 @@ TEST_CASE("les serve --mmproj: image requests from several clients at once all g
   CHECK(get(c, "/health").status == 200);
   CHECK(server.stop() == 0);
 }
+
+namespace {
+
+// The server's resident set (VmRSS of /proc/PID/status), KiB; -1 when unknown.
+long rss_kib(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+
+// A w x h binary PPM of pseudo-random pixels (a fixed xorshift sequence).
+std::string noise_ppm(int w, int h, uint32_t seed) {
+  std::string out = "P6\n" + std::to_string(w) + " " + std::to_string(h) + "\n255\n";
+  out.reserve(out.size() + static_cast<size_t>(w) * h * 3);
+  for (size_t i = 0; i < static_cast<size_t>(w) * h * 3; ++i) {
+    seed ^= seed << 13;
+    seed ^= seed >> 17;
+    seed ^= seed << 5;
+    out += static_cast<char>(seed & 0xff);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("les serve --mmproj: requests with large images do not grow the resident set request after request",
+          "[cli][serve]") {
+  LES_REQUIRE_FIXTURE(model, kTextModel);
+  LES_REQUIRE_FIXTURE(mmproj, kMmproj);
+  Server server(model, {"--mmproj", mmproj, "--chat-template", "chatml", "-c", "2048", "--max-image-mb", "8"});
+  // Four different 5.5 MiB images per request (a 31 MB body): with glibc's
+  // default (rising) mmap threshold each such request left ~54 MiB more
+  // resident than the one before.
+  json parts = json::array();
+  for (uint32_t i = 0; i < 4; ++i)
+    parts.push_back(image_part("data:image/x-portable-pixmap;base64," + base64(noise_ppm(1600, 1200, 0x9e3779b9u + i))));
+  parts.push_back(text_part("hi"));
+  const std::string body = image_chat(parts, 2);
+  httplib::Client c = server.client();
+  std::vector<long> rss;
+  for (int k = 0; k < 5; ++k) {
+    const Reply r = post(c, "/v1/chat/completions", body);
+    REQUIRE(r.status == 200);
+    rss.push_back(rss_kib(server.child->pid()));
+  }
+  INFO("VmRSS after each request, KiB: " << rss[0] << " " << rss[1] << " " << rss[2] << " " << rss[3] << " " << rss[4]);
+  REQUIRE(rss[1] > 0);
+  // From the second request on, nothing new is kept: allow 16 MiB of slack
+  // for allocator and thread noise, a third of one request's retention.
+  CHECK(rss[4] - rss[1] < 16 * 1024);
+  CHECK(server.stop() == 0);
+}

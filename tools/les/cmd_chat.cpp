@@ -328,7 +328,7 @@ int chat(ChatOptions o) {
                model_desc(model.p).c_str(), les_context_n_ctx(ctx.p), streaming ? ", experts streamed" : "",
                vision.p != nullptr ? "/image PATH attaches an image to the next message, " : "");
   print_speculative_banner(kTool, o.speculative, draft.p);
-  Chat c{o, model.p, ctx.p, draft.p, streaming, vision.p, {}, {}, {}};
+  Chat c{o, model.p, ctx.p, draft.p, streaming, vision.p, {}, {}, {}, false, 0, 0, {}, 0};
   c.reset();
   struct sigaction sa {}, old {};
   sa.sa_handler = on_sigint;

@@ -1,6 +1,9 @@
 // `les-serve`: the executable behind `les serve` (serve_launcher.h says why
 // it is separate). `les-serve ARGS` is `les serve ARGS` (cmd_serve.cpp).
 #include <CLI/CLI.hpp>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <string>
 #include <vector>
 
@@ -8,6 +11,15 @@
 #include "les/commands.h"
 
 int main(int argc, char** argv) {
+#if defined(__GLIBC__)
+  // glibc raises its mmap threshold after each large free (up to 32 MiB), after
+  // which the multi-MiB buffers of an image request (the body, its base64
+  // text, decoded bytes and pixels) come from per-thread arenas and stay
+  // there: the resident set grew by ~54 MiB per 4-image request and never came
+  // back (8 requests: 26 -> 493 MiB). A fixed threshold keeps every buffer of
+  // 1 MiB or more in its own mapping, returned on free (8 requests: ~89 MiB).
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
   CLI::App app{"les serve: an OpenAI-compatible HTTP server", "les"};
   app.require_subcommand(1);
   les::tool::ToolState state;
