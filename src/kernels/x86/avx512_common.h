@@ -53,6 +53,27 @@ constexpr QuadIndexTable make_quad_index() {
 constexpr QuadIndexTable kQuadIndex = make_quad_index();
 inline __m512i quad_index(int base) { return _mm512_load_si512(kQuadIndex.v[base / 4]); }
 
+// Q3_K's vpermw index (avx512_kquants.cpp): chunk c = 2 h + pr of a super-block
+// covers sub-blocks 4 c .. 4 c + 3; int16 lane i < 16 takes scale 4 c + i / 8
+// from lanes 0..15 of the scale vector, lane i >= 16 scale 4 c + i / 8 from
+// lanes 16..31 (the same 16 scales stored a second time).
+struct alignas(64) Q3IndexTable {
+  int16_t v[4][32];
+};
+constexpr Q3IndexTable make_q3_index() {
+  Q3IndexTable t{};
+  for (int c = 0; c < 4; ++c)
+    for (int i = 0; i < 32; ++i) t.v[c][i] = static_cast<int16_t>(4 * c + i / 8 + (i < 16 ? 0 : 16));
+  return t;
+}
+constexpr Q3IndexTable kQ3Index = make_q3_index();
+inline __m512i q3_index(int c) { return _mm512_load_si512(kQ3Index.v[c]); }
+
+// int8 vector: `lo` in bytes 0..31, `hi` in bytes 32..63.
+inline __m512i halves_epi8(int lo, int hi) {
+  return _mm512_inserti64x4(_mm512_set1_epi8(static_cast<char>(lo)), _mm256_set1_epi8(static_cast<char>(hi)), 1);
+}
+
 // Pair index: lanes 0..15 take element base, lanes 16..31 element base + 1.
 inline __m512i pair_index(int base) { return halves_epi16(base, base + 1); }
 

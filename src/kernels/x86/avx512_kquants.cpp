@@ -140,15 +140,25 @@ inline void dot_q6_K(int64_t n, float* s, int64_t s_stride, const void* vw, cons
 // Q3_K against NX rows: u = 2 low bits from qs + 4 * hmask bit (0..7), code =
 // u - 4; isum = sum_j sc_j sum u * q - 4 sum_j sc_j bsum_j over the 16
 // sub-blocks of 16 (signed 6-bit scales, q3_K_scales); s = sum_b dx dw isum.
+//
+// A 64-byte chunk (h, pr) holds element pair j = 2 pr (bytes 0..31) and
+// j + 1 (bytes 32..63) of qs byte l = 32 h + byte % 32. The low bits are taken
+// in place, without a per-chunk shift: bytes 0..31 keep bits 0-1 (u), bytes
+// 32..63 bits 2-3 (4 u), of qs (pr = 0) or qs >> 4 (pr = 1); the hmask bit is
+// a byte mask (vptestmb) that adds 4 or 16. The 4 u half is met by the scale
+// sc_j, the u half by 4 sc_j (Q3Scales), so every int32 lane sums 4 times its
+// exact value; one arithmetic shift by 2 per super-block restores it (exact:
+// every term is a multiple of 4; |4 isum| < 2^25). Each lane thus holds the
+// integer it always held (the pairs and sub-blocks of the plain formulation),
+// and the float operations are unchanged: the same bits as before.
 template <int NX>
 inline void dot_q3_K(int64_t n, float* s, int64_t s_stride, const void* vw, const void* vx, size_t x_stride) {
   const block_q3_K* w = static_cast<const block_q3_K*>(vw);
-  const __m512i low2 = _mm512_set1_epi8(3);
-  const __m512i one = _mm512_set1_epi8(1);
-  const __m512i sh01 = halves_epi16(0, 2), sh23 = halves_epi16(4, 6);
+  const __m512i lowbits = halves_epi8(0x03, 0x0C);
+  const __m512i hbits = halves_epi8(4, 16);
   // hmask bit of element 128 h + 32 j + l is bit 4 h + j of hmask[l].
-  const __m512i hsh[4] = {halves_epi16(0, 1), halves_epi16(2, 3), halves_epi16(4, 5), halves_epi16(6, 7)};
-  const __m512i idx[4] = {quad_index(0), quad_index(4), quad_index(8), quad_index(12)};
+  const __m512i hsel[4] = {halves_epi8(1, 2), halves_epi8(4, 8), halves_epi8(16, 32), halves_epi8(64, 128)};
+  const __m512i idx[4] = {q3_index(0), q3_index(1), q3_index(2), q3_index(3)};
   __m512 acc[NX];
   for (int t = 0; t < NX; ++t) acc[t] = _mm512_setzero_ps();
   for (int64_t b = 0; b < n / kQKK; ++b) {
@@ -158,33 +168,34 @@ inline void dot_q3_K(int64_t n, float* s, int64_t s_stride, const void* vw, cons
     const __m128i S =
         _mm_sub_epi8(_mm_set_epi64x(static_cast<int64_t>(hi64), static_cast<int64_t>(lo64)), _mm_set1_epi8(32));
     const __m256i sc16y = _mm256_cvtepi8_epi16(S);
-    const __m512i sc16 = _mm512_zextsi256_si512(sc16y);
-    __m512i isum[NX];
-    for (int t = 0; t < NX; ++t) {
-      // 4 * sum_j sc_j * bsum_j: the offset of code = u - 4.
-      const __m256i corr =
-          _mm256_slli_epi32(_mm256_madd_epi16(loadu256(xblock<block_q8_K>(vx, x_stride, t, b).bsums), sc16y), 2);
-      isum[t] = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), corr));
-    }
+    // int16 lanes 0..15: 4 sc_i (for the u halves), lanes 16..31: sc_i (for the 4 u halves).
+    const __m512i sc4 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_slli_epi16(sc16y, 2)), sc16y, 1);
+    __m512i isum4[NX];
+    for (int t = 0; t < NX; ++t) isum4[t] = _mm512_setzero_si512();
     const __m512i hm = bcast256(w[b].hmask);
     for (int h = 0; h < 2; ++h) {
       const __m512i q = bcast256(w[b].qs + 32 * h);
       for (int pr = 0; pr < 2; ++pr) {  // element pairs (j = 2 pr, 2 pr + 1)
-        const __m512i low = _mm512_and_si512(_mm512_srlv_epi16(q, pr == 0 ? sh01 : sh23), low2);
-        const __m512i hb = _mm512_and_si512(_mm512_srlv_epi16(hm, hsh[2 * h + pr]), one);
-        const __m512i u = _mm512_or_si512(low, _mm512_slli_epi16(hb, 2));
-        const __m512i sc = _mm512_permutexvar_epi16(idx[2 * h + pr], sc16);
+        const __m512i qp = pr == 0 ? q : _mm512_srli_epi16(q, 4);  // bits shifted in from the next byte are masked off
+        const __mmask64 hb = _mm512_test_epi8_mask(hm, hsel[2 * h + pr]);
+        const __m512i low = _mm512_and_si512(qp, lowbits);
+        const __m512i u = _mm512_mask_add_epi8(low, hb, low, hbits);  // (u | 4 u) per half
+        const __m512i sc = _mm512_permutexvar_epi16(idx[2 * h + pr], sc4);
         for (int t = 0; t < NX; ++t) {
           const int8_t* xq = xblock<block_q8_K>(vx, x_stride, t, b).qs + 128 * h + 64 * pr;
+          // pairs <= 2 * 28 * 128 < 2^15: maddubs does not saturate.
           const __m512i p = _mm512_maddubs_epi16(u, loadu512(xq));
-          isum[t] = _mm512_add_epi32(isum[t], _mm512_madd_epi16(p, sc));
+          isum4[t] = _mm512_dpwssd_epi32(isum4[t], p, sc);
         }
       }
     }
     const float dw = f16(w[b].d);
     for (int t = 0; t < NX; ++t) {
-      const float d = xblock<block_q8_K>(vx, x_stride, t, b).d * dw;
-      acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(d), _mm512_cvtepi32_ps(isum[t]), acc[t]);
+      const block_q8_K& xb = xblock<block_q8_K>(vx, x_stride, t, b);
+      // 4 * sum_j sc_j * bsum_j: the offset of code = u - 4 (lanes 0..7).
+      const __m256i corr = _mm256_slli_epi32(_mm256_madd_epi16(loadu256(xb.bsums), sc16y), 2);
+      const __m512i isum = _mm512_sub_epi32(_mm512_srai_epi32(isum4[t], 2), _mm512_zextsi256_si512(corr));
+      acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(xb.d * dw), _mm512_cvtepi32_ps(isum), acc[t]);
     }
   }
   for (int t = 0; t < NX; ++t) s[t * s_stride] = _mm512_reduce_add_ps(acc[t]);
