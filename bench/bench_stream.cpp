@@ -362,6 +362,7 @@ int main(int argc, char** argv) {
     out["io_backend"] = src->backend_name();
     out["budget_bytes"] = src->budget_bytes();
     out["n_slots"] = src->n_slots();
+    out["registered_slots"] = src->registered_slots();
     out["prefetch_c"] = src->prefetch_c();
     out["ready_first"] = !a.no_ready_first;
     out["eviction"] = a.eviction;

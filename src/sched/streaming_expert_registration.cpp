@@ -8,6 +8,11 @@
 
 namespace les::sched {
 
+int32_t StreamingExpertSource::registered_slots() const {
+  Lock lk(mu_);
+  return registration_.registered();
+}
+
 void StreamingExpertSource::drain_reads() {
   const auto t0 = Clock::now();
   std::vector<io::ReadCompletion> got;

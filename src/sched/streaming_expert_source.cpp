@@ -148,6 +148,7 @@ Status StreamingExpertSource::set_budget(size_t budget_bytes) {
   Lock lk(mu_);
   LES_RETURN_IF_ERROR(cache_->set_budget(budget_bytes));
   registration_.note_budget_change(cache_->n_slots());
+  if (!waiting_) renew_registration();  // else the scheduler thread renews it (backend in use)
   return Status();
 }
 
@@ -260,10 +261,14 @@ Status StreamingExpertSource::pump(Lock& lk, bool wait) {
   // Only this thread uses the backend and comps_; the reads' destinations are
   // filling slots, which set_budget() never empties: other threads may take
   // mu_ while this one waits.
-  if (wait) lk.unlock();
+  if (wait) {
+    waiting_ = true;
+    lk.unlock();
+  }
   Status st = backend_->reap(wait ? 1 : 0, wait ? io::kWaitForever : std::chrono::nanoseconds(0), comps_);
   if (wait) {
     lk.lock();
+    waiting_ = false;
     batch_.io_wait_s += seconds(Clock::now() - t0);
   }
   for (const io::ReadCompletion& c : comps_) on_complete(c);

@@ -173,7 +173,11 @@ class StreamingExpertSource final : public ExpertSource {
   // Slots past the new count that are unused are emptied and their pages
   // returned at once; those pinned by the layer computing now or being filled
   // by a read in flight are emptied when released / when the read completes
-  // (within the current layer). Results stay bit-identical (the bytes are the
+  // (within the current layer). Slots registered as the backend's fixed
+  // buffers stay pinned by the kernel until the registration is dropped: here,
+  // after waiting for the reads in flight, unless the scheduler thread is
+  // waiting for reads at that moment, then by it before its next read into
+  // such a slot or at the next batch. Results stay bit-identical (the bytes are the
   // file's whatever slot holds them). Errors: invalid_argument below the
   // minimum (nothing changes).
   Status set_budget(size_t budget_bytes);
@@ -188,6 +192,9 @@ class StreamingExpertSource final : public ExpertSource {
   // again (0 hits); next_use degrades gracefully, but every token reads most
   // of its experts.
   size_t one_token_budget_bytes() const noexcept;
+  // Slots registered with the I/O backend as fixed buffers (0: none yet, or
+  // the backend refused; see slot_registration.h).
+  int32_t registered_slots() const;
 
   // Totals over finished batches, and the last finished batch alone (copies:
   // another thread may read them while the Context decodes).
@@ -287,6 +294,7 @@ class StreamingExpertSource final : public ExpertSource {
   std::vector<int32_t> vote_ids_, vote_ranks_;  // prefetch_prediction's scratch
   PrefetchGate gate_;
   size_t outstanding_ = 0;
+  bool waiting_ = false;  // pump() waits for reads with mu_ released: the backend is in use
 
   bool in_batch_ = false;
   bool verify_next_ = false;  // begin_verify() was called: the next batch is one step
