@@ -2,6 +2,7 @@
 #include "kernels/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>  // _mm_pause (SSE2, baseline x86-64)
@@ -10,10 +11,11 @@
 namespace les::kernels {
 namespace {
 
-// Iterations a worker spins on the generation counter before sleeping: about
-// 50-200 us depending on the cost of PAUSE, enough to catch the next matvec of
-// the same decode step without burning a shared core for long.
+// Iterations the caller spins on pending_ before it yields (about 50-200 us
+// depending on the cost of PAUSE).
 constexpr int kSpinIterations = 4000;
+// PAUSEs between two clock reads of an idle worker's spin.
+constexpr int kSpinsPerClockRead = 64;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(_M_X64)
@@ -107,9 +109,16 @@ void ThreadPool::worker_main(int index) {
   uint64_t seen = 0;
   for (;;) {
     uint64_t g = generation_.load(std::memory_order_acquire);
-    for (int spin = 0; g == seen && spin < kSpinIterations; ++spin) {
-      cpu_relax();
-      g = generation_.load(std::memory_order_acquire);
+    if (g == seen) {
+      // Spin for the idle-spin window (the clock read every kSpinsPerClockRead
+      // PAUSEs), then sleep.
+      const auto window = std::chrono::nanoseconds(idle_spin_ns_.load(std::memory_order_relaxed));
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int spin = 1; g == seen; ++spin) {
+        cpu_relax();
+        g = generation_.load(std::memory_order_acquire);
+        if (spin % kSpinsPerClockRead == 0 && std::chrono::steady_clock::now() - t0 >= window) break;
+      }
     }
     if (g == seen) {
       std::unique_lock<std::mutex> lock(mu_);

@@ -3,15 +3,18 @@
 // Owned by the caller (an engine/context object), never global (STYLE.md 11).
 // `ThreadPool(n)` starts n - 1 worker threads; the thread that calls
 // parallel_for() is the n-th participant and takes index 0. Workers spin for a
-// short while after each job (decode issues many small jobs back to back) and
-// then sleep on a condition variable, so an idle pool costs no CPU.
+// short while after each job (decode issues many small jobs back to back; the
+// window is set_idle_spin()) and then sleep on a condition variable, so an idle
+// pool costs no CPU.
 //
 // Thread-safety: parallel_for() may be called by one thread at a time (it is
 // not re-entrant and must not be called from inside a task). Construction and
 // destruction are not concurrent with parallel_for().
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -55,6 +58,19 @@ class ThreadPool {
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // How long an idle worker spins for the next job before it sleeps on a
+  // condition variable (default kDefaultIdleSpin). A longer window keeps the
+  // workers awake across gaps the caller spends elsewhere (waiting for expert
+  // reads), so the next job starts on every thread at once instead of after a
+  // wake-up (tens to hundreds of microseconds in a VM), at the price of CPU
+  // burnt while idle. Thread-safe; takes effect at a worker's next idle spell.
+  void set_idle_spin(std::chrono::nanoseconds window) noexcept {
+    idle_spin_ns_.store(std::max<int64_t>(0, window.count()), std::memory_order_relaxed);
+  }
+  // About what 4000 PAUSEs took before the window was a time: enough to catch
+  // the next matvec of the same decode step without burning a shared core for long.
+  static constexpr std::chrono::nanoseconds kDefaultIdleSpin = std::chrono::microseconds(100);
 
   // Total participants, including the calling thread.
   int n_threads() const noexcept { return n_threads_; }
@@ -103,6 +119,7 @@ class ThreadPool {
   std::mutex mu_;
   std::condition_variable cv_;
   int sleepers_ = 0;  // workers waiting on cv_ (guarded by mu_)
+  std::atomic<int64_t> idle_spin_ns_{kDefaultIdleSpin.count()};
 };
 
 }  // namespace les::kernels

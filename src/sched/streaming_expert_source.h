@@ -151,6 +151,12 @@ class StreamingExpertSource final : public ExpertSource {
   void on_routed(const Routing& r) override;
   Result<size_t> next_ready(int32_t layer, std::span<const int32_t> pending) override;
   void done(int32_t layer, int32_t expert) override;
+  // kComputeIdleSpin: the compute workers spin through most waits for reads
+  // instead of sleeping, so they start the next matvec with the caller (a
+  // sleeping worker's wake-up in a VM outlasted whole expert matvecs, which
+  // the caller then ran alone).
+  std::chrono::nanoseconds compute_idle_spin() const override { return kComputeIdleSpin; }
+  static constexpr std::chrono::nanoseconds kComputeIdleSpin = std::chrono::milliseconds(3);
 
   // ExpertCost (speculative decoding). predict_batch_bytes: BatchBytesPredictor
   // against the cache's contents and reads in flight (all zeros when the

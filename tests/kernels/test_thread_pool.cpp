@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -98,4 +99,21 @@ TEST_CASE("oversubscribed pool: each range once per job, one runner per index at
   int64_t expect = 0;
   for (int rep = 0; rep < 2000; ++rep) expect += 1 + rep % 37;
   CHECK(total == expect);
+}
+
+TEST_CASE("set_idle_spin: jobs stay exact with no spin, a long spin, and across sleeps", "[kernels][thread_pool]") {
+  ThreadPool pool(3);
+  for (auto window : {std::chrono::nanoseconds(-5), std::chrono::nanoseconds(0), std::chrono::nanoseconds(3000000)}) {
+    pool.set_idle_spin(window);
+    for (int job = 0; job < 200; ++job) {
+      std::vector<std::atomic<int>> hits(97);
+      auto fn = [&](int64_t b, int64_t e, int) {
+        for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+      };
+      pool.parallel_for(97, fn);
+      for (auto& h : hits) REQUIRE(h == 1);
+      // Now and then a gap longer than a short window: workers go to sleep and wake.
+      if (job % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
 }

@@ -183,6 +183,7 @@ class Context {
       : model_(model), seq_(std::move(seq)), params_(p), own_experts_(std::move(experts)),
         pool_(std::make_unique<kernels::ThreadPool>(p.n_threads)) {
     scratch_.mm.pool = pool_.get();
+    pool_->set_idle_spin(expert_source().compute_idle_spin());
   }
   // decode() and decode_embeddings() after their checks: `tokens` (ids, or
   // kEmbeddingToken for the rows of `embd`, in order) after the pending token.

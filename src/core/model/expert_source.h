@@ -12,12 +12,14 @@
 // stay valid until release() of the same layer.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <span>
 #include <vector>
 
 #include "core/model/expert_cost.h"
 #include "core/model/weight_view.h"
+#include "kernels/thread_pool.h"
 #include "util/status.h"
 
 namespace les {
@@ -98,6 +100,11 @@ class ExpertSource : public ExpertCost {
   // (one fork-join per matrix kind instead of per expert; the same results).
   // Default: false (ready-first, one expert at a time).
   virtual bool gets_immediate() const { return false; }
+  // How long the compute pool's idle workers spin before they sleep
+  // (ThreadPool::set_idle_spin; the Context applies it at creation). A source
+  // whose get() waits for reads asks for longer, so the workers are still
+  // awake when the bytes land. Default: the pool's default.
+  virtual std::chrono::nanoseconds compute_idle_spin() const { return kernels::ThreadPool::kDefaultIdleSpin; }
   // Compute no longer reads the matrices of (layer, expert) returned by get()
   // in this batch (they may be evicted before release(layer)).
   virtual void done(int32_t layer, int32_t expert) {
