@@ -204,6 +204,7 @@ les_status les_context_generate_stats(const les_context* ctx, les_generate_stats
     r.prefill_tokens_per_second = s.prefill_tok_per_s();
     r.decode_tokens_per_second = s.decode_tok_per_s();
     r.n_decoded = s.n_decoded;
+    r.forward_seconds = s.forward_seconds;
     r.stop_reason = to_c_stop_reason(s.stop_reason);
     r.seed = ctx->last_seed;
     les::capi::fill_speculative_stats(ctx->spec.last, r);

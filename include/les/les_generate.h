@@ -126,6 +126,12 @@ typedef struct les_generate_stats {
   uint64_t expert_bytes_read;  /* expert bytes read from the file during target passes (0 resident);
                                   bytes per produced token = expert_bytes_read / n_pass_tokens */
   double draft_seconds;        /* wall time spent drafting (inside decode_seconds) */
+  /* --- appended in 0.2.1 --- */
+  double forward_seconds;      /* of decode_seconds, the wall time inside the decode phase's forward
+                                  passes (one per generated token but the last, or whole speculative
+                                  steps, drafting included); the rest is sampling, detokenizing, stop
+                                  strings and the token callback. n_decoded / forward_seconds is the
+                                  rate llama.cpp's "eval time" line reports (its sampling excluded) */
 } les_generate_stats;
 
 /* Whether `draft` can draft for `target` (les_generate_params.draft_model): LES_OK when their

@@ -161,7 +161,9 @@ Result<GenerateStats> generate_from_ids(Context& ctx, const Tokenizer& tokenizer
     if (params.speculative) {
       const int32_t left = params.n_predict < 0 ? INT32_MAX : params.n_predict - i - 1;
       first_pos = ctx.n_past() + 1;
+      t0 = Clock::now();
       Result<std::vector<int32_t>> r = params.speculative->step(ctx, sampler, seq, left);
+      st.forward_seconds += seconds_since(t0);
       if (!r.ok()) return r.status().with_context("speculative decode after generated token " + std::to_string(i));
       unevaluated = -1;  // the pass evaluated tok; its last returned token is not evaluated
       ready = std::move(r).value();
@@ -170,7 +172,9 @@ Result<GenerateStats> generate_from_ids(Context& ctx, const Tokenizer& tokenizer
       continue;
     }
     const int32_t one[1] = {tok};
+    t0 = Clock::now();
     Status s = ctx.decode(one);
+    st.forward_seconds += seconds_since(t0);
     if (!s.ok()) return s.with_context("decode of generated token " + std::to_string(i));
     unevaluated = -1;
   }

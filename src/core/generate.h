@@ -79,11 +79,17 @@ struct GenerateStats {
   double prefill_seconds = 0;
   double decode_seconds = 0;
   double sample_seconds = 0;
+  double forward_seconds = 0;       // of decode_seconds, the time inside the decode phase's forward
+                                    // passes (Context::decode of each generated token, or a whole
+                                    // speculative step with its drafting); sampling, detokenizing,
+                                    // stop strings and the callback are the rest
   StopReason stop_reason = StopReason::n_predict;
   std::vector<int32_t> tokens;      // the generated token ids
 
   double prefill_tok_per_s() const { return prefill_seconds > 0 ? n_prompt_tokens / prefill_seconds : 0; }
   double decode_tok_per_s() const { return decode_seconds > 0 ? n_decoded / decode_seconds : 0; }
+  // n_decoded / forward_seconds: the rate of the forward passes alone.
+  double forward_tok_per_s() const { return forward_seconds > 0 ? n_decoded / forward_seconds : 0; }
 };
 
 // Tokens that end generation: Vocab::eog(), the vocab's EOS plus every

@@ -195,6 +195,8 @@ TEST_CASE("C API: generate streams greedy text identical to llama.cpp; callbacks
   CHECK(st.n_generated == 8);
   CHECK(st.decode_tokens_per_second > 0);
   CHECK(st.n_decoded == 7);  // the 8th sampled token is delivered but not evaluated
+  CHECK(st.forward_seconds > 0);  // inside the decode loop's time
+  CHECK(st.forward_seconds <= st.decode_seconds);
   CHECK(st.stop_reason == LES_STOP_N_PREDICT);
   CHECK(std::string(les_stop_reason_name(st.stop_reason)) == "n_predict");
   CHECK(std::string(les_stop_reason_name(static_cast<les_stop_reason>(99))) == "unknown");

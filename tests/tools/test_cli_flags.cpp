@@ -78,6 +78,8 @@ TEST_CASE("les run --json prints one object with the text and the summary figure
   CHECK(j["generated"] == 12);
   CHECK(j["stop"] == "n_predict");
   CHECK(j["decode_tok_per_s"].get<double>() > 0);
+  CHECK(j["forward_tok_per_s"].get<double>() >= j["decode_tok_per_s"].get<double>());  // a part of the loop
+  CHECK(j["forward_ms"].get<double>() <= j["decode_ms"].get<double>());
   CHECK(j["peak_rss_mib"].get<double>() > 0);
   CHECK(j["stream"]["hit_rate"].is_number());
   CHECK(j["stream"]["layers"].size() == 8);

@@ -95,17 +95,24 @@ nlohmann::json generate_stats_json(const les_generate_stats& s, double peak_rss)
           {"decode_tok_per_s", s.decode_tokens_per_second},
           {"decode_tokens", s.n_decoded},
           {"decode_ms", s.decode_seconds * 1e3},
+          {"forward_tok_per_s", forward_tok_per_s(s)},
+          {"forward_ms", s.forward_seconds * 1e3},
           {"peak_rss_mib", peak_rss}};
+}
+
+double forward_tok_per_s(const les_generate_stats& s) {
+  return s.forward_seconds > 0 ? s.n_decoded / s.forward_seconds : 0.0;
 }
 
 void print_generate_summary(const char* tool, const les_generate_stats& s, double peak_rss) {
   std::fprintf(stderr,
                "les %s: prompt tokens %d, generated %d (stop: %s)\n"
-               "les %s: prefill %.2f tok/s (%.1f ms), decode %.2f tok/s (%d tokens, %.1f ms)\n"
+               "les %s: prefill %.2f tok/s (%.1f ms), decode %.2f tok/s (%d tokens, %.1f ms; forward passes "
+               "%.2f tok/s, %.1f ms)\n"
                "les %s: peak RSS %.1f MiB\n",
                tool, s.n_prompt_tokens, s.n_generated, les_stop_reason_name(s.stop_reason), tool,
                s.prefill_tokens_per_second, s.prefill_seconds * 1e3, s.decode_tokens_per_second, s.n_decoded,
-               s.decode_seconds * 1e3, tool, peak_rss);
+               s.decode_seconds * 1e3, forward_tok_per_s(s), s.forward_seconds * 1e3, tool, peak_rss);
 }
 
 }  // namespace les::tool

@@ -24,10 +24,16 @@ nlohmann::json stream_stats_json(const les_model* model, const les_context* ctx)
 // summary lines as a JSON object.
 nlohmann::json generate_stats_json(const les_generate_stats& s, double peak_rss_mib);
 
+// n_decoded / forward_seconds: the decode phase's forward passes alone (the
+// scope of llama.cpp's "eval time"), 0 when nothing was decoded.
+double forward_tok_per_s(const les_generate_stats& s);
+
 // Prints the stable summary lines that scripts read:
 //   les TOOL: prompt tokens N, generated N (stop: REASON)
-//   les TOOL: prefill X tok/s (X ms), decode X tok/s (N tokens, X ms)
+//   les TOOL: prefill X tok/s (X ms), decode X tok/s (N tokens, X ms; forward passes X tok/s, X ms)
 //   les TOOL: peak RSS X MiB
+// decode counts the whole decode loop (sampling, detokenizing, printing);
+// forward passes only the time inside them.
 void print_generate_summary(const char* tool, const les_generate_stats& s, double peak_rss_mib);
 
 }  // namespace les::tool
