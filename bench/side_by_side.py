@@ -5,7 +5,14 @@ Rows (each LES row next to its llama.cpp counterpart; ratio = LES / llama.cpp):
 
   decode, CLI        greedy text (temperature 0, --ignore-eos, -n --gen tokens) through
                      each tool's own command line: `les run` against `llama-completion`;
-                     tok/s as each tool prints it (its decode / eval line)
+                     both in the scope of llama.cpp's "eval time" line: the time inside
+                     the decode phase's forward passes (llama.cpp: llama_decode up to the
+                     logits' synchronisation, n - 1 single-token passes; LES: its
+                     "forward passes" figure, the same n - 1 passes), sampling,
+                     detokenizing and printing excluded on both sides. The JSON also
+                     keeps LES's whole decode loop ("decode" figure: sampling,
+                     detokenizing and printing included) and llama.cpp's eval plus its
+                     "sampling time" (its detokenizing and printing are not timed).
   decode, bench      `bench_stream --resident` (fixed-seed random token ids, after
                      warm-up steps) against `llama-bench -p 0 -n --gen`
   prefill P          for each P in --prefill (default 64,512): `bench_stream --resident
@@ -145,7 +152,11 @@ def les_run(tools, model, args, budget_mb=None, cgroup_limit=None):
     if rc != 0 or not m:
         return {"error": f"les run exit {rc}: {err[-400:]}", "command": " ".join(cmd)}
     pm = re.search(r"prefill ([0-9.]+) tok/s", err)
-    return {"tok_per_s": float(m.group(1)), "tokens": int(m.group(2)),
+    # The forward passes alone: llama.cpp's "eval time" scope (older builds
+    # without the figure: the whole loop, which counts sampling and printing too).
+    fm = re.search(r"forward passes ([0-9.]+) tok/s", err)
+    return {"tok_per_s": float(fm.group(1)) if fm else float(m.group(1)), "tokens": int(m.group(2)),
+            "scope": "forward passes" if fm else "whole decode loop", "loop_tok_per_s": float(m.group(1)),
             "prefill_tok_per_s": float(pm.group(1)) if pm else None, "text": out[:200],
             "wall_s": wall, "cgroup_peak_bytes": peak, "command": " ".join(cmd)}
 
@@ -154,11 +165,14 @@ def llama_completion(tools, model, args):
     cmd = [tools.llama_completion, "-m", model, "--temp", "0", "--ignore-eos", "-n", str(args.gen), "-p", PROMPT,
            "-t", str(args.threads), "-s", "1", "-no-cnv", "--no-display-prompt"]
     rc, out, err, wall, _ = run(cmd, args)
-    m = re.search(r"\beval time =\s*[0-9.]+ ms /\s*(\d+) runs.*?([0-9.]+) tokens per second", err)
+    m = re.search(r"\beval time =\s*([0-9.]+) ms /\s*(\d+) runs.*?([0-9.]+) tokens per second", err)
     if rc != 0 or not m:
         return {"error": f"llama-completion exit {rc}: {err[-400:]}", "command": " ".join(cmd)}
-    return {"tok_per_s": float(m.group(2)), "tokens": int(m.group(1)), "text": out[:200], "wall_s": wall,
-            "command": " ".join(cmd)}
+    sm = re.search(r"sampling time =\s*([0-9.]+) ms", err)
+    eval_ms, runs = float(m.group(1)), int(m.group(2))
+    return {"tok_per_s": float(m.group(3)), "tokens": runs, "scope": "eval time (forward passes)",
+            "eval_plus_sampling_tok_per_s": runs / (eval_ms + float(sm.group(1))) * 1e3 if sm else None,
+            "text": out[:200], "wall_s": wall, "command": " ".join(cmd)}
 
 
 def bench_stream(tools, model, args, prompt, tokens, warmup, budget_mb=None, cgroup_limit=None,
@@ -282,6 +296,10 @@ def main():
             le, ll = median_of(results[rname]["les"]), median_of(results[rname]["llama_cpp"])
             entry["rows"].append({"row": rname, "les_tok_per_s": le, "llama_cpp_tok_per_s": ll,
                                   "les_over_llama_cpp": (le / ll) if le and ll else None,
+                                  # decode, CLI: the wider scopes (see the docstring)
+                                  "les_loop_tok_per_s": median_of(results[rname]["les"], "loop_tok_per_s"),
+                                  "llama_cpp_eval_plus_sampling_tok_per_s": median_of(
+                                      results[rname]["llama_cpp"], "eval_plus_sampling_tok_per_s"),
                                   "llama_cpp_note": tools.llama_note, "runs": results[rname]})
         # Streamed rows: whole process in a cgroup, cold page cache.
         resident_bench = next((r for r in entry["rows"] if r["row"].startswith("decode, bench")), None)
@@ -333,12 +351,16 @@ def main():
             def f(v, fmt="{:.3f}"):
                 return "-" if v is None else fmt.format(v)
             les_cell = f(r.get("les_tok_per_s"))
+            if r.get("les_loop_tok_per_s") is not None:
+                les_cell += f" (whole loop {f(r['les_loop_tok_per_s'])})"
             if r.get("les_run_tok_per_s") is not None:
                 les_cell += f" (les run {f(r['les_run_tok_per_s'])})"
             if r.get("streamed_over_resident_compute") is not None:
                 les_cell += f"; compute/token {r['streamed_over_resident_compute']:.2f}x resident"
             ll_cell = f(r.get("llama_cpp_tok_per_s")) if r.get("llama_cpp_tok_per_s") else (
                 r.get("llama_cpp_note") or r.get("note") or "-")
+            if r.get("llama_cpp_eval_plus_sampling_tok_per_s") is not None:
+                ll_cell += f" (with sampling {f(r['llama_cpp_eval_plus_sampling_tok_per_s'])})"
             lines.append(f"| {e['model']} | {r['row']} | {les_cell} | {ll_cell} | "
                          f"{f(r.get('les_over_llama_cpp'), '{:.2f}')} |")
     table = "\n".join(lines)
