@@ -22,6 +22,13 @@ using namespace les::sched;
 
 namespace {
 
+// StreamingParams with only the budget set (the rest at their defaults).
+StreamingParams budget_only(size_t bytes) {
+  StreamingParams sp;
+  sp.budget_bytes = bytes;
+  return sp;
+}
+
 // README table "Routing statistics", predictor A, rows l -> l+1 for l = 0..6.
 constexpr double kReadmeA[3][7] = {
     {0.355, 0.749, 0.815, 0.749, 0.804, 0.826, 0.846},  // c = k
@@ -123,7 +130,7 @@ TEST_CASE("eviction policies and layer-0 predictors, token-by-token decode (trai
     sp.policy = policy;
     sp.layer0 = l0;
     sp.io = io::IoBackendKind::pread;
-    Streamed probe = open_streamed(path, {.budget_bytes = size_t{256} << 20});
+    Streamed probe = open_streamed(path, budget_only(size_t{256} << 20));
     auto min = min_expert_budget_bytes(*probe.model, streamed_context_params(), sp);
     REQUIRE(min.ok());
     sp.budget_bytes = *min + (slots - 4) * probe.src->layout().slot_bytes();
@@ -161,7 +168,7 @@ TEST_CASE("next-layer-norm lookahead: same recall on the trained model, higher w
   auto recall = [](const std::string& model_path, bool next_norm, const std::vector<int32_t>* toks_in) {
     StreamingParams sp;
     sp.prefetch_c = 0;  // resolved below to k
-    Streamed probe = open_streamed(model_path, {.budget_bytes = size_t{64} << 20});
+    Streamed probe = open_streamed(model_path, budget_only(size_t{64} << 20));
     sp.prefetch_c = probe.model->hparams().n_expert_used;
     sp.budget_bytes = size_t{64} << 20;
     sp.predictor_next_norm = next_norm;
@@ -175,7 +182,7 @@ TEST_CASE("next-layer-norm lookahead: same recall on the trained model, higher w
     REQUIRE(s.ctx->decode(toks, /*all_logits=*/true).ok());
     return s.src->stats().mean_recall(1);
   };
-  Streamed probe = open_streamed(path, {.budget_bytes = size_t{64} << 20});
+  Streamed probe = open_streamed(path, budget_only(size_t{64} << 20));
   std::vector<int32_t> toks = validation_tokens(*probe.model, 256);
   toks[0] = 1;
   const double trained_a = recall(path, false, &toks), trained_n = recall(path, true, &toks);

@@ -103,8 +103,9 @@ TEST_CASE("les serve --mmproj: an image_url data URL gives llama.cpp's greedy te
   CHECK(r.body["usage"]["prompt_tokens"] == 36);  // the fixture's n_past after the prompt
   CHECK(r.body["usage"]["completion_tokens"] == 16);
   // A second turn sends the image and the answer back: the image is not
-  // encoded again and the context is continued (every position of the
-  // first request reused: its 36 prompt positions and 16 answer tokens).
+  // encoded again. This 16-token answer's sampled tokens are not how its text
+  // tokenizes (random weights), so the conversation is evaluated from the
+  // start and the answer is a fresh context's.
   const std::string answer = r.body["choices"][0]["message"]["content"].get<std::string>();
   const json turn1 = json{{"role", "user"}, {"content", json::array({image_part(url), text_part("Describe the image.")})}};
   const json two_turns = json{{"messages", json::array({turn1, json{{"role", "assistant"}, {"content", answer}},
@@ -115,17 +116,54 @@ TEST_CASE("les serve --mmproj: an image_url data URL gives llama.cpp's greedy te
   REQUIRE(r2.status == 200);
   CHECK(r2.body["choices"][0]["message"]["content"].get<std::string>().size() > 0);
   // (The log line comes after the reply: wait for it.)
-  CHECK(server.child->wait_for_stderr("(52 reused, 1 image, 0 encoded)", 30));
+  CHECK(server.child->wait_for_stderr("#2 chat: prompt ", 30));
   INFO(server.child->err());
-  // The same request again, from a context that holds another answer: the
-  // same text (the continuation gives what a fresh evaluation of these
-  // positions gives; here, after the first two requests, from the start).
+  CHECK(server.child->err().find("(0 reused, 1 image, 0 encoded)") != std::string::npos);
+  // A one-token answer tokenizes back to itself: its second turn continues
+  // the context, reusing all 37 positions of the first request.
+  const Reply one = post(c, "/v1/chat/completions",
+                         image_chat(json::array({image_part(url), text_part("Describe the image.")}), 1));
+  REQUIRE(one.status == 200);
+  const json two_short =
+      json{{"messages", json::array({turn1,
+                                     json{{"role", "assistant"}, {"content", one.body["choices"][0]["message"]["content"]}},
+                                     json{{"role", "user"}, {"content", "And now?"}}})},
+           {"temperature", 0},
+           {"max_tokens", 8}};
+  const Reply r2_short = post(c, "/v1/chat/completions", two_short.dump());
+  REQUIRE(r2_short.status == 200);
+  CHECK(server.child->wait_for_stderr("#4 chat: prompt ", 30));
+  CHECK(server.child->err().find("(37 reused, 1 image, 0 encoded)") != std::string::npos);
+  // The same two requests again after another conversation: that starts over,
+  // and both answers are the same as before (continuing gives a fresh context's).
+  REQUIRE(post(c, "/v1/chat/completions", image_chat(json::array({image_part(url), text_part("Other.")}), 2)).status ==
+          200);
+  const Reply r2_fresh = post(c, "/v1/chat/completions", two_short.dump());
+  CHECK(r2_fresh.body["choices"][0]["message"]["content"] == r2_short.body["choices"][0]["message"]["content"]);
   const Reply first_again = post(c, "/v1/chat/completions",
                                  image_chat(json::array({image_part(url), text_part("Describe the image.")})));
   CHECK(first_again.body["choices"][0]["message"]["content"] == reference_text("224x224"));
-  CHECK(server.child->wait_for_stderr("#3 chat: prompt 36 tokens (0 reused, 1 image, 0 encoded)", 30));
-  const Reply r2_again = post(c, "/v1/chat/completions", two_turns.dump());
-  CHECK(r2_again.body["choices"][0]["message"]["content"] == r2.body["choices"][0]["message"]["content"]);
+  // A text turn whose answer does not tokenize back to its sampled tokens (it
+  // holds bytes the server sent as U+FFFD), then an image turn: the server
+  // starts over instead of continuing, so the answer is a fresh context's
+  // (asked again below after another conversation, which also starts over).
+  const json hello = json{{"role", "user"}, {"content", "Hello there."}};
+  const Reply h = post(c, "/v1/chat/completions",
+                       json{{"messages", json::array({hello})}, {"temperature", 0}, {"max_tokens", 8}}.dump());
+  REQUIRE(h.status == 200);
+  const std::string hello_answer = h.body["choices"][0]["message"]["content"].get<std::string>();
+  CHECK(hello_answer.find("\xEF\xBF\xBD") != std::string::npos);  // U+FFFD: the case this covers
+  const std::string after_hello =
+      json{{"messages", json::array({hello, json{{"role", "assistant"}, {"content", hello_answer}}, turn1})},
+           {"temperature", 0},
+           {"max_tokens", 8}}
+          .dump();
+  const Reply warm = post(c, "/v1/chat/completions", after_hello);
+  REQUIRE(warm.status == 200);
+  REQUIRE(post(c, "/v1/chat/completions", image_chat(json::array({image_part(url), text_part("Other.")}), 2)).status ==
+          200);
+  const Reply fresh = post(c, "/v1/chat/completions", after_hello);
+  CHECK(warm.body["choices"][0]["message"]["content"] == fresh.body["choices"][0]["message"]["content"]);
   // A text request after it still works (no image positions reused).
   const Reply t = post(c, "/v1/chat/completions", chat_body("Describe the image.", 4, false));
   CHECK(t.status == 200);

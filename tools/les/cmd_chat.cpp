@@ -25,18 +25,18 @@
 // message then carries one media marker per image in front of its text, as
 // llama-mtmd-cli puts them, and goes through the chat template. The
 // token-prefix reuse above cannot see image positions, so a conversation
-// holding images is continued by text instead: when the last answer ended at
-// an end-of-generation token or at -n (the context then holds exactly the
-// rendered conversation up to that answer), and the newly rendered
-// conversation starts with that text, only the rest (the end of the answer's
+// holding images is continued by text instead (chat_continuation.h): when
+// the last answer ended at an end-of-generation token or at -n, the newly
+// rendered conversation starts with what the context holds, and the answer's
+// tokens are how its text tokenizes, only the rest (the end of the answer's
 // turn, the new message with its new images, the generation prompt) is
-// evaluated (les_generate_with_images continues the context; the answer's
-// tokens stay as sampled, as in llama-mtmd-cli's chat). Otherwise (a
-// stopped answer, a stop string, a full context, a template that rewrites
-// earlier turns) the conversation is evaluated again from its start with all
-// its images; the encoder never runs again. An image that cannot be read is
-// reported and not attached; the chat goes on. /reset drops the
-// conversation's images and any attached ones.
+// evaluated; the answer is the one a fresh evaluation of the conversation
+// gives. Otherwise (a stopped answer, a stop string, a full context, a
+// template that rewrites earlier turns, e.g. trims the answers) the
+// conversation is evaluated again from its start with all its images; the
+// encoder never runs again. An image that cannot be read is reported and not
+// attached; the chat goes on. /reset drops the conversation's images and any
+// attached ones.
 // Ctrl-C while an answer streams stops it (a flag the token callback reads:
 // a Ctrl-C that arrives as the answer ends is dropped with that answer and
 // never stops the next one); Ctrl-C at the prompt or Ctrl-D (end of input)
@@ -51,9 +51,11 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "les/chat_continuation.h"
 #include "les/chat_prompt.h"
 #include "les/commands.h"
 #include "les/model_options.h"
@@ -88,10 +90,18 @@ static_assert(std::atomic<bool>::is_always_lock_free);  // async-signal-safe
 
 extern "C" void on_sigint(int) { g_stop_answer.store(true); }
 
-bool print_piece(les_token /*token*/, const char* piece, size_t len, void* user_data) {
+// An answer as it streams: its text and its delivered tokens.
+struct Answer {
+  std::string text;
+  std::vector<les_token> tokens;
+};
+
+bool print_piece(les_token token, const char* piece, size_t len, void* user_data) {
   if (g_stop_answer.load()) return false;  // Ctrl-C: LES_ERR_CANCELLED, this piece not shown
   const std::string text = valid_utf8(std::string_view(piece, len));
-  static_cast<std::string*>(user_data)->append(piece, len);
+  auto* answer = static_cast<Answer*>(user_data);
+  answer->text.append(piece, len);
+  if (token >= 0) answer->tokens.push_back(token);
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
   return true;
@@ -110,10 +120,10 @@ struct Chat {
   bool answered = false;
   uint64_t n_turns = 0;
   int32_t reused = 0;  // tokens of the last turn's prompt already in the context
-  // The rendered conversation the context holds exactly (prompt and answer
-  // text of the last turn) and how many of `images` it holds; empty when
-  // that is not known (the next image turn is then evaluated from the start).
-  std::string held_text;
+  // What the context holds after the last turn (chat_continuation.h) and how
+  // many of `images`; empty when not known (the next image turn is then
+  // evaluated from the start).
+  HeldChat held;
   size_t held_images = 0;
 
   void reset() {
@@ -127,7 +137,7 @@ struct Chat {
   }
 
   void forget_held() {
-    held_text.clear();
+    held.clear();
     held_images = 0;
   }
 
@@ -150,17 +160,17 @@ struct Chat {
 
   // A turn of a conversation with images: only what follows the held text
   // when the context holds a prefix of `text`, else all of it from the start.
-  les_status answer_with_images(const std::string& text, les_generate_params& gp, std::string* reply) {
+  les_status answer_with_images(const std::string& text, les_generate_params& gp, Answer* reply) {
     std::vector<const les_image*> ptrs;
     for (const ImageHandle& h : images) ptrs.push_back(h.p);
     gp.parse_special = true;
-    if (!held_text.empty() && held_images <= ptrs.size() && text.starts_with(held_text) &&
-        les_context_n_past(ctx) > 0) {
-      const std::string rest = text.substr(held_text.size());
+    const std::optional<std::string> rest =
+        held_images <= ptrs.size() && les_context_n_past(ctx) > 0 ? continuation_rest(model, held, text) : std::nullopt;
+    if (rest) {
       const size_t first = held_images;  // the images in `rest` follow those the context holds
       reused = les_context_n_past(ctx);
       forget_held();  // set again by finish_turn when this turn ends cleanly
-      return les_generate_with_images(ctx, rest.c_str(), ptrs.data() + first,
+      return les_generate_with_images(ctx, rest->c_str(), ptrs.data() + first,
                                       static_cast<int32_t>(ptrs.size() - first), &gp, print_piece, reply);
     }
     les_context_reset(ctx);
@@ -223,7 +233,7 @@ struct Chat {
     reused = static_cast<int32_t>(keep);
     gp.prompt_tokens = ids.data() + keep;
     gp.n_prompt_tokens = static_cast<int32_t>(ids.size() - keep);
-    std::string reply;
+    Answer reply;
     const les_status st = les_generate(ctx, nullptr, &gp, print_piece, &reply);
     std::fputc('\n', stdout);
     std::fflush(stdout);
@@ -236,7 +246,7 @@ struct Chat {
     les_generate_params gp = generate_params(o.sampling, stops);
     gp.sampler.seed += n_turns++;
     apply_speculative_options(o.speculative, draft, gp);
-    std::string reply;
+    Answer reply;
     const les_status st = answer_with_images(text, gp, &reply);
     std::fputc('\n', stdout);
     std::fflush(stdout);
@@ -266,7 +276,7 @@ struct Chat {
   // The end of an answered turn (text or images): an engine error ends the chat
   // (its exit code); a stopped answer or a full context is said and kept.
   // `prompt` is the rendered conversation this turn evaluated up to its answer.
-  int finish_turn(les_status st, const std::string& prompt, const std::string& reply) {
+  int finish_turn(les_status st, const std::string& prompt, const Answer& reply) {
     forget_held();
     if (st == LES_OK) {
       // At EOS (not in the context) or -n the context holds exactly prompt + reply;
@@ -275,7 +285,7 @@ struct Chat {
       gs.struct_size = sizeof gs;
       if (les_context_generate_stats(ctx, &gs) == LES_OK &&
           (gs.stop_reason == LES_STOP_EOS || gs.stop_reason == LES_STOP_N_PREDICT)) {
-        held_text = prompt + reply;
+        held = held_after_turn(model, ctx, prompt, reply.text, reply.tokens);
         held_images = images.size();
       }
     }
@@ -283,7 +293,7 @@ struct Chat {
       return fail_c(kTool, "generation", st, les_context_last_error(ctx));
     if (st == LES_ERR_CANCELLED) std::fprintf(stderr, "les chat: (answer stopped)\n");
     if (st == LES_ERR_CONTEXT_FULL) std::fprintf(stderr, "les chat: the context is full; /reset to start over\n");
-    turns.push_back({"assistant", reply});
+    turns.push_back({"assistant", reply.text});
     answered = true;
     if (o.stats) print_stats();
     return 0;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "les/chat_prompt.h"
 #include "les/prompt_reuse.h"
@@ -51,9 +52,10 @@ struct CallbackState {
   bool client_gone = false;
   bool stopped_by_server = false;
   std::string text;  // every piece sent, as sent (the answer a client sends back in its next request)
+  std::vector<les_token> tokens;  // every token delivered
 };
 
-bool on_token(les_token /*token*/, const char* piece, size_t len, void* user_data) {
+bool on_token(les_token token, const char* piece, size_t len, void* user_data) {
   auto* s = static_cast<CallbackState*>(user_data);
   if (s->stop_flag->load()) {
     s->stopped_by_server = true;
@@ -65,6 +67,7 @@ bool on_token(les_token /*token*/, const char* piece, size_t len, void* user_dat
     return false;
   }
   s->text += text;
+  if (token >= 0) s->tokens.push_back(token);
   return true;
 }
 
@@ -154,17 +157,17 @@ GenerationOutcome Engine::run(const GenerationJob& job, const std::function<bool
   std::vector<const char*> stops;  // point into job.sampling.stop
   les_generate_params gp = generate_params(job.sampling, stops);
   apply_speculative_options(settings_.speculative, settings_.draft, gp);
-  CallbackState cb{&emit, &stop_flag_};
+  CallbackState cb{&emit, &stop_flag_, false, false, {}, {}};
   les_status st = LES_OK;
   // Whether the context holds exactly held_text_ with held_images_, which this
   // chat with images continues (see the top of serve_engine.h).
-  const bool continues = !job.images.empty() && !held_text_.empty() && job.text.starts_with(held_text_) &&
-                         held_images_.size() <= job.images.size() &&
-                         std::equal(held_images_.begin(), held_images_.end(), job.images.begin()) &&
-                         les_context_n_past(ctx_) > 0;
+  std::optional<std::string> rest;
+  if (!job.images.empty() && held_images_.size() <= job.images.size() &&
+      std::equal(held_images_.begin(), held_images_.end(), job.images.begin()) && les_context_n_past(ctx_) > 0)
+    rest = continuation_rest(model_, held_, job.text);
+  const bool continues = rest.has_value();
   const size_t first_image = continues ? held_images_.size() : 0;
-  const size_t held_chars = continues ? held_text_.size() : 0;
-  held_text_.clear();  // set again below when this request ends cleanly
+  held_.clear();  // set again below when this request ends cleanly
   held_images_.clear();
   if (job.images.empty()) {
     out.reused = reuse_prefix(ctx_, job.ids);
@@ -180,9 +183,8 @@ GenerationOutcome Engine::run(const GenerationJob& job, const std::function<bool
     gp.parse_special = true;
     std::vector<const les_image*> images;
     for (size_t i = first_image; i < job.images.size(); ++i) images.push_back(job.images[i].get());
-    const std::string rest = job.text.substr(held_chars);
-    st = les_generate_with_images(ctx_, rest.c_str(), images.data(), static_cast<int32_t>(images.size()), &gp,
-                                  on_token, &cb);
+    st = les_generate_with_images(ctx_, continues ? rest->c_str() : job.text.c_str(), images.data(),
+                                  static_cast<int32_t>(images.size()), &gp, on_token, &cb);
   }
   les_generate_stats stats{};
   stats.struct_size = sizeof stats;
@@ -205,7 +207,7 @@ GenerationOutcome Engine::run(const GenerationJob& job, const std::function<bool
   // rendered conversation and the answer; after a stop string, its tokens too.
   if (st == LES_OK && job.endpoint == Endpoint::kChat && !job.text.empty() &&
       (stats.stop_reason == LES_STOP_EOS || stats.stop_reason == LES_STOP_N_PREDICT)) {
-    held_text_ = job.text + cb.text;
+    held_ = held_after_turn(model_, ctx_, job.text, cb.text, cb.tokens);
     held_images_ = job.images;
   }
   if (st == LES_ERR_CANCELLED && !out.client_gone) out.shutting_down = true;  // les_context_cancel at shutdown

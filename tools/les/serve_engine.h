@@ -10,13 +10,14 @@
 // the new prompt starts with are kept (their KV cache reused:
 // prompt_reuse.h), the rest is evaluated, so the text is that of a fresh
 // context while a multi-turn chat pays only for its new turn. Token prefixes
-// cannot see image positions, so a chat with images is continued by text: when
-// the last chat request ended at an end-of-generation token or max_tokens
-// (the context then holds exactly its rendered conversation and answer) and
-// the new rendered conversation starts with that text and sends those images
-// again first (the same bytes: ImageCache gives the same encoded image), only
-// the rest is evaluated, the answer's tokens kept as sampled (as
-// llama-mtmd-cli's chat does); otherwise the context starts over.
+// cannot see image positions, so a chat with images is continued by text
+// (chat_continuation.h): when the last chat request ended at an
+// end-of-generation token or max_tokens (the context then holds exactly its
+// rendered conversation and answer), the new rendered conversation starts
+// with that text and sends those images again first (the same bytes:
+// ImageCache gives the same encoded image), and the held answer's tokens are
+// how its text tokenizes, only the rest is evaluated (the answer is a fresh
+// context's); otherwise the context starts over.
 //
 // Thread-safety: prepare(), enter(), wait_turn(), queue_counts() and
 // shutdown() are thread-safe; run() only by the request whose turn it is.
@@ -33,6 +34,7 @@
 #include <string_view>
 #include <vector>
 
+#include "les/chat_continuation.h"
 #include "les/model_options.h"
 #include "les/serve_images.h"
 #include "les/serve_queue.h"
@@ -132,7 +134,7 @@ class Engine {
   // What the context holds as text after the last chat request (its rendered
   // conversation and answer) and the images in it; empty: not known. Only the
   // running request touches them.
-  std::string held_text_;
+  HeldChat held_;
   std::vector<ImageRef> held_images_;
   std::atomic<bool> stop_flag_{false};  // read by the token callback
   uint64_t n_requests_ = 0;             // only the running request touches it

@@ -70,9 +70,10 @@ void print_vision_stats(const char* tool, const les_vision* vision) {
   s.struct_size = sizeof s;
   if (les_vision_get_stats(vision, &s) != LES_OK || s.n_images_encoded == 0) return;
   std::fprintf(stderr,
-               "les %s: vision: %lld images (%lld chunks), %lld image tokens, encode %.1f ms (%.1f ms per image), "
+               "les %s: vision: %lld image%s (%lld chunk%s), %lld image tokens, encode %.1f ms (%.1f ms per image), "
                "weights resident %.1f of %.1f MiB\n",
-               tool, static_cast<long long>(s.n_images_encoded), static_cast<long long>(s.n_chunks_encoded),
+               tool, static_cast<long long>(s.n_images_encoded), s.n_images_encoded == 1 ? "" : "s",
+               static_cast<long long>(s.n_chunks_encoded), s.n_chunks_encoded == 1 ? "" : "s",
                static_cast<long long>(s.n_image_tokens), s.encode_ms_total,
                s.encode_ms_total / static_cast<double>(s.n_images_encoded),
                static_cast<double>(s.weight_bytes_resident) / (1024.0 * 1024.0),
