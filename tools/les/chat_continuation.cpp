@@ -13,16 +13,9 @@ namespace {
 // `text` as les_generate_with_images tokenizes a piece after the first: no
 // BOS, control-token texts parsed. nullopt on failure.
 std::optional<std::vector<les_token>> tokenize_piece(const les_model* model, std::string_view text) {
-  int32_t n = 0;
-  std::vector<les_token> ids(text.size() + 16);
-  les_status st = les_tokenize(model, text.data(), text.size(), /*add_special=*/false, /*parse_special=*/true,
-                               ids.data(), static_cast<int32_t>(ids.size()), &n);
-  if (st != LES_OK && n > static_cast<int32_t>(ids.size())) {
-    ids.resize(static_cast<size_t>(n));
-    st = les_tokenize(model, text.data(), text.size(), false, true, ids.data(), n, &n);
-  }
+  les_status st = LES_OK;
+  std::vector<les_token> ids = tokenize_prompt(model, text, /*parse_special=*/true, &st, /*add_bos=*/false);
   if (st != LES_OK) return std::nullopt;
-  ids.resize(static_cast<size_t>(n));
   return ids;
 }
 

@@ -6,14 +6,14 @@
 namespace les::tool {
 
 std::vector<les_token> tokenize_prompt(const les_model* model, const std::string_view text, bool parse_special,
-                                       les_status* status) {
+                                       les_status* status, bool add_bos) {
   int32_t n = 0;
   std::vector<les_token> ids(text.size() + 16);
-  les_status st = les_tokenize(model, text.data(), text.size(), true, parse_special, ids.data(),
+  les_status st = les_tokenize(model, text.data(), text.size(), add_bos, parse_special, ids.data(),
                                static_cast<int32_t>(ids.size()), &n);
   if (st != LES_OK && n > static_cast<int32_t>(ids.size())) {
     ids.resize(static_cast<size_t>(n));
-    st = les_tokenize(model, text.data(), text.size(), true, parse_special, ids.data(), n, &n);
+    st = les_tokenize(model, text.data(), text.size(), add_bos, parse_special, ids.data(), n, &n);
   }
   if (status != nullptr) *status = st;
   if (st != LES_OK) return {};

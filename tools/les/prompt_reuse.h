@@ -15,11 +15,12 @@
 
 namespace les::tool {
 
-// `text` as token ids, BOS added as the vocabulary requests and control-token
-// texts (<|im_start|>, ...) parsed when parse_special. Empty on failure
-// (*status, when given, says why; the message is les_last_error()).
+// `text` as token ids, BOS added as the vocabulary requests (when add_bos)
+// and control-token texts (<|im_start|>, ...) parsed when parse_special.
+// Empty on failure (*status, when given, says why; the message is
+// les_last_error()).
 std::vector<les_token> tokenize_prompt(const les_model* model, const std::string_view text, bool parse_special,
-                                       les_status* status = nullptr);
+                                       les_status* status = nullptr, bool add_bos = true);
 
 // Every token the context holds (les_context_tokens; the pending one last).
 std::vector<les_token> held_tokens(const les_context* ctx);
