@@ -19,6 +19,7 @@
 #include "core/model/model.h"
 #include "core/tokenizer/tokenizer.h"
 #include "sched/context_factory.h"
+#include "context_use.h"
 #include "last_error.h"
 #include "speculative_settings.h"
 #include "les/les.h"
@@ -157,6 +158,9 @@ struct les_context {
   // Every failing call on the context records its message here (const
   // calls too); les_context_decode* and les_generate clear it as they start.
   mutable les::capi::HandleError last_error;
+  // One call at a time (context_use.h): every entry point but the any-thread
+  // ones holds it for the call.
+  mutable les::capi::InUse in_use;
   // les_context_cancel(): pending until a les_generate() consumes it (les_generate.h).
   std::atomic<bool> cancel{false};
   les::GenerateStats last_stats;

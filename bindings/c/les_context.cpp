@@ -8,6 +8,8 @@
 #include "kernels/thread_pool.h"
 #include "sched/memory_plan.h"
 
+using les::capi::Access;
+using les::capi::ContextUse;
 using les::capi::fail;
 using les::capi::guarded;
 using les::capi::raw_enum;
@@ -185,6 +187,8 @@ les_status decode(const char* fn, les_context* ctx, const les_token* tokens, int
   return guarded(
       fn,
       [&]() -> les_status {
+        ContextUse use(ctx->in_use, fn, Access::write);
+        if (!use.ok()) return fail(use.status());
         ctx->last_error.clear();
         if (tokens == nullptr || n <= 0)
           return fail(les::invalid_argument_error(std::string(fn) + ": tokens is NULL or n <= 0"), &ctx->last_error);
@@ -205,16 +209,37 @@ les_status les_context_decode_all_logits(les_context* ctx, const les_token* toke
   return decode("les_context_decode_all_logits", ctx, tokens, n, true);
 }
 
+namespace {
+
+// Enters ctx for a call without a status (context_use.h): false, with the
+// thread's last error set, while another thread's call runs on it.
+bool enter_for_read(const ContextUse& use) {
+  les::capi::clear_last_error();
+  if (use.ok()) return true;
+  les::capi::set_last_error(use.status().message());
+  return false;
+}
+
+}  // namespace
+
 const float* les_context_logits(const les_context* ctx) {
-  if (ctx == nullptr || !ctx->ctx->has_logits()) return nullptr;
+  if (ctx == nullptr) return nullptr;
+  ContextUse use(ctx->in_use, "les_context_logits", Access::read);
+  if (!enter_for_read(use) || !ctx->ctx->has_logits()) return nullptr;
   auto l = ctx->ctx->logits();
   return l.empty() ? nullptr : l.data();
 }
 
 const float* les_context_logits_ith(const les_context* ctx, int32_t i) {
-  if (ctx == nullptr || !ctx->ctx->has_logits()) return nullptr;
+  if (ctx == nullptr) return nullptr;
+  ContextUse use(ctx->in_use, "les_context_logits_ith", Access::read);
+  if (!enter_for_read(use) || !ctx->ctx->has_logits()) return nullptr;
   const std::span<const float> all = ctx->ctx->logits_all();
-  if (all.empty()) return i == -1 ? les_context_logits(ctx) : nullptr;
+  if (all.empty()) {
+    if (i != -1) return nullptr;
+    auto l = ctx->ctx->logits();
+    return l.empty() ? nullptr : l.data();
+  }
   const int64_t n_vocab = ctx->ctx->model().hparams().n_vocab;
   const int64_t n = static_cast<int64_t>(all.size()) / n_vocab;
   const int64_t k = i < 0 ? n + i : i;
@@ -226,6 +251,8 @@ les_status les_context_set_activation_callback(les_context* ctx, les_activation_
   return guarded("les_context_set_activation_callback", [&]() -> les_status {
     if (ctx == nullptr)
       return fail(les::invalid_argument_error("les_context_set_activation_callback: ctx is NULL"));
+    ContextUse use(ctx->in_use, "les_context_set_activation_callback", Access::write);
+    if (!use.ok()) return fail(use.status());
     if (callback == nullptr) {
       ctx->ctx->set_activation_observer({});
     } else {
@@ -237,12 +264,19 @@ les_status les_context_set_activation_callback(les_context* ctx, les_activation_
   });
 }
 
-int32_t les_context_n_past(const les_context* ctx) { return ctx ? ctx->ctx->n_tokens() : 0; }
+int32_t les_context_n_past(const les_context* ctx) {
+  if (ctx == nullptr) return 0;
+  ContextUse use(ctx->in_use, "les_context_n_past", Access::read);
+  return enter_for_read(use) ? ctx->ctx->n_tokens() : -1;
+}
+
 int32_t les_context_n_ctx(const les_context* ctx) { return ctx ? ctx->ctx->n_ctx() : 0; }
 
 les_status les_context_reset(les_context* ctx) {
   return guarded("les_context_reset", [&]() -> les_status {
     if (ctx == nullptr) return fail(les::invalid_argument_error("les_context_reset: ctx is NULL"));
+    ContextUse use(ctx->in_use, "les_context_reset", Access::write);
+    if (!use.ok()) return fail(use.status());
     ctx->ctx->reset();
     return LES_OK;
   });
@@ -251,6 +285,8 @@ les_status les_context_reset(les_context* ctx) {
 les_status les_context_trim(les_context* ctx, int32_t n_keep) {
   return guarded("les_context_trim", [&]() -> les_status {
     if (ctx == nullptr) return fail(les::invalid_argument_error("les_context_trim: ctx is NULL"));
+    ContextUse use(ctx->in_use, "les_context_trim", Access::write);
+    if (!use.ok()) return fail(use.status());
     les::Context& c = *ctx->ctx;
     les::Status s = c.trim(n_keep);
     if (!s.ok()) return fail(s, &ctx->last_error);

@@ -9,6 +9,8 @@
 #include "core/sampler.h"
 #include "sampler_params.h"
 
+using les::capi::Access;
+using les::capi::ContextUse;
 using les::capi::fail;
 using les::capi::guarded;
 
@@ -87,6 +89,8 @@ les_status generate_common(les_context* ctx, const char* fn_name, const char* pr
   return guarded(
       fn_name,
       [&]() -> les_status {
+        ContextUse use(ctx->in_use, fn_name, Access::write);
+        if (!use.ok()) return fail(use.status());
         ctx->last_error.clear();
         auto err = [&](const les::Status& s) { return fail(s, &ctx->last_error); };
         les_generate_params p = les_generate_default_params();
@@ -193,6 +197,8 @@ les_status les_context_generate_stats(const les_context* ctx, les_generate_stats
     if (ctx == nullptr || out == nullptr)
       return fail(les::invalid_argument_error("les_context_generate_stats: ctx or out is NULL"),
                   ctx != nullptr ? &ctx->last_error : nullptr);
+    ContextUse use(ctx->in_use, "les_context_generate_stats", Access::read);
+    if (!use.ok()) return fail(use.status());
     const les::GenerateStats& s = ctx->last_stats;
     les_generate_stats r;
     std::memset(&r, 0, sizeof r);

@@ -7,6 +7,8 @@
 
 #include "capi_internal.h"
 
+using les::capi::Access;
+using les::capi::ContextUse;
 using les::capi::fail;
 using les::capi::guarded;
 
@@ -51,6 +53,8 @@ les_status les_context_tokens(const les_context* ctx, les_token* tokens, int32_t
   return guarded("les_context_tokens", [&]() -> les_status {
     if (ctx == nullptr || n_out == nullptr)
       return fail(les::invalid_argument_error("les_context_tokens: ctx or n_out is NULL"));
+    ContextUse use(ctx->in_use, "les_context_tokens", Access::read);
+    if (!use.ok()) return fail(use.status());
     const auto ids = ctx->ctx->tokens();
     const int32_t pending = ctx->ctx->pending();
     const int32_t n = static_cast<int32_t>(ids.size()) + (pending >= 0 ? 1 : 0);
@@ -68,6 +72,8 @@ les_status les_context_state_size(const les_context* ctx, size_t* n_bytes) {
   return guarded("les_context_state_size", [&]() -> les_status {
     if (ctx == nullptr || n_bytes == nullptr)
       return fail(les::invalid_argument_error("les_context_state_size: ctx or n_bytes is NULL"));
+    ContextUse use(ctx->in_use, "les_context_state_size", Access::read);
+    if (!use.ok()) return fail(use.status());
     auto state = ctx->ctx->save_state();
     if (!state.ok()) return fail(state.status());
     *n_bytes = state->size();
@@ -82,6 +88,8 @@ les_status les_context_state_save(const les_context* ctx, void* buf, size_t buf_
   return guarded(
       "les_context_state_save",
       [&]() -> les_status {
+        ContextUse use(ctx->in_use, "les_context_state_save", Access::read);
+        if (!use.ok()) return fail(use.status());
         ctx->last_error.clear();
         if (n_written == nullptr)
           return fail(les::invalid_argument_error("les_context_state_save: n_written is NULL"), &ctx->last_error);
@@ -106,6 +114,8 @@ les_status les_context_state_load(les_context* ctx, const void* buf, size_t size
   return guarded(
       "les_context_state_load",
       [&]() -> les_status {
+        ContextUse use(ctx->in_use, "les_context_state_load", Access::write);
+        if (!use.ok()) return fail(use.status());
         ctx->last_error.clear();
         if (buf == nullptr)
           return fail(les::invalid_argument_error("les_context_state_load: buf is NULL"), &ctx->last_error);
@@ -123,6 +133,8 @@ les_status les_context_state_save_file(const les_context* ctx, const char* path)
   return guarded(
       "les_context_state_save_file",
       [&]() -> les_status {
+        ContextUse use(ctx->in_use, "les_context_state_save_file", Access::read);
+        if (!use.ok()) return fail(use.status());
         ctx->last_error.clear();
         if (path == nullptr)
           return fail(les::invalid_argument_error("les_context_state_save_file: path is NULL"), &ctx->last_error);
@@ -141,6 +153,8 @@ les_status les_context_state_load_file(les_context* ctx, const char* path) {
   return guarded(
       "les_context_state_load_file",
       [&]() -> les_status {
+        ContextUse use(ctx->in_use, "les_context_state_load_file", Access::write);
+        if (!use.ok()) return fail(use.status());
         ctx->last_error.clear();
         if (path == nullptr)
           return fail(les::invalid_argument_error("les_context_state_load_file: path is NULL"), &ctx->last_error);

@@ -187,6 +187,8 @@ les_status les_context_append_image(les_context* ctx, const les_image* image) {
   return guarded(
       "les_context_append_image",
       [&]() -> les_status {
+        les::capi::ContextUse use(ctx->in_use, "les_context_append_image", les::capi::Access::write);
+        if (!use.ok()) return fail(use.status());
         ctx->last_error.clear();
         auto err = [&](const les::Status& s) {
           return fail(s.with_context("les_context_append_image"), &ctx->last_error);

@@ -4,11 +4,23 @@
  * resetting, trimming and cancelling. Part of the LES C ABI; include
  * <les/les.h>.
  *
- * Thread-safety: use a context from one thread at a time (thread-compatible);
- * les_context_cancel() and the expert-streaming calls of les_stream.h
- * (les_context_set_expert_budget, les_context_stream_stats) may be called from
- * any thread at any time. Distinct contexts
- * may be used on distinct threads at once, also over one shared model.
+ * Thread-safety: a context takes one call at a time. A call on it from a
+ * second thread while one runs does nothing and returns
+ * LES_ERR_INVALID_ARGUMENT "... the context is in use by another thread"
+ * (les_last_error(); the context's own last error is left to the running
+ * call); the calls without a status say so by their result:
+ * les_context_logits*() give NULL and les_context_n_past() gives -1, with
+ * les_last_error() set. A callback of a running call (token, activation) may
+ * read its context (les_context_tokens, _n_past, _logits, _state_save,
+ * _generate_stats...) but not change it: decode, generate, reset, trim, load
+ * and setting a callback return LES_ERR_INVALID_ARGUMENT "called from a
+ * callback". Callable from any thread at any time: les_context_cancel(),
+ * les_context_last_error(), les_context_memory_plan(), les_context_n_ctx() and
+ * the expert-streaming calls of les_stream.h (les_context_set_expert_budget,
+ * les_context_stream_stats, les_context_stream_layer_stats).
+ * les_context_free() must not race any call on the context (it frees it).
+ * Distinct contexts may be used on distinct threads at once, also over one
+ * shared model.
  */
 #ifndef LES_CONTEXT_H
 #define LES_CONTEXT_H
@@ -182,7 +194,8 @@ LES_API const char *les_context_last_error(const les_context *ctx);
 /* Appends n tokens at positions n_past .. n_past + n - 1 and runs the forward
  * pass; afterwards les_context_logits() gives the last token's logits.
  * Errors (state unchanged, nothing appended): LES_ERR_INVALID_ARGUMENT (NULL,
- * n <= 0, token id out of range), LES_ERR_CONTEXT_FULL (n_past + n > n_ctx). */
+ * n <= 0, token id out of range, the context in use), LES_ERR_CONTEXT_FULL
+ * (n_past + n > n_ctx). */
 LES_API les_status les_context_decode(les_context *ctx, const les_token *tokens, int32_t n);
 
 /* Logits of the last decoded token: n_vocab floats (index = token id), owned
@@ -206,7 +219,9 @@ LES_API les_status les_context_decode_all_logits(les_context *ctx, const les_tok
  * Same thread rules as the context. */
 LES_API const float *les_context_logits_ith(const les_context *ctx, int32_t i);
 
-LES_API int32_t les_context_n_past(const les_context *ctx); /* tokens in the KV cache */
+/* Tokens in the KV cache (the pending token counted); 0 for NULL; -1 while
+ * another thread's call runs on the context (les_last_error() says so). */
+LES_API int32_t les_context_n_past(const les_context *ctx);
 LES_API int32_t les_context_n_ctx(const les_context *ctx);
 
 /* Empties the KV cache (n_past becomes 0). */
