@@ -66,7 +66,7 @@ size_t llc_bytes() {
   return 0;
 }
 
-// Random weight bytes with every F16 scale field set to a small value (so no
+// Random weight bytes with every scale field set to a small value (so no
 // kernel meets inf/NaN); fast xorshift fill.
 void fill_weights(GgmlType t, uint8_t* p, size_t bytes) {
   uint64_t s = 0x9E3779B97F4A7C15ULL;
@@ -91,7 +91,12 @@ void fill_weights(GgmlType t, uint8_t* p, size_t bytes) {
   // Offsets of the F16 scale fields inside one block.
   std::vector<size_t> offs;
   switch (t) {
-    case GgmlType::Q4_0: case GgmlType::Q5_0: case GgmlType::Q8_0: case GgmlType::IQ4_NL: offs = {0}; break;
+    case GgmlType::Q4_0: case GgmlType::Q5_0: case GgmlType::Q8_0: case GgmlType::IQ4_NL: case GgmlType::IQ4_XS:
+      offs = {0};
+      break;
+    case GgmlType::MXFP4:  // no F16 scale: the E8M0 exponent byte, 2^-8
+      for (size_t b = 0; b + tr.block_bytes <= bytes; b += tr.block_bytes) p[b + offsetof(block_mxfp4, e)] = 119;
+      break;
     case GgmlType::Q4_1: case GgmlType::Q5_1: case GgmlType::Q4_K: case GgmlType::Q5_K: offs = {0, 2}; break;
     case GgmlType::Q2_K: offs = {offsetof(block_q2_K, d), offsetof(block_q2_K, dmin)}; break;
     case GgmlType::Q3_K: offs = {offsetof(block_q3_K, d)}; break;

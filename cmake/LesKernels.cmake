@@ -31,6 +31,15 @@ endif()
 # target has one (AVX2 TUs, every aarch64 build).
 set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/kernels/ref_quant_fit.cpp ${CMAKE_SOURCE_DIR}/src/kernels/x86/avx2_quant_fit.cpp
              APPEND PROPERTY COMPILE_OPTIONS "-ffp-contract=off")
+# Dot products whose SIMD tiers keep the reference's float steps bit for bit
+# (IQ4_XS: one multiply and one add per super-block): no tier, the scalar
+# reference on aarch64 included, may fuse them.
+# MXFP4's quantiser compares errors in double, so its bytes never depend on
+# the target either.
+file(GLOB LES_KERNEL_ORDERED_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/kernels/ref_codebook4.cpp
+     ${CMAKE_SOURCE_DIR}/src/kernels/ref_quantize_mxfp4.cpp
+     ${CMAKE_SOURCE_DIR}/src/kernels/x86/*iq4_xs*.cpp ${CMAKE_SOURCE_DIR}/src/kernels/arm/*codebook4*.cpp)
+set_property(SOURCE ${LES_KERNEL_ORDERED_SOURCES} APPEND PROPERTY COMPILE_OPTIONS "-ffp-contract=off")
 # The vision ops' SIMD LayerNorm (kernels/layer_norm_chunks.h) repeats the
 # reference's element-wise operations one rounding each, as the reference (built
 # without FMA flags) does.

@@ -12,7 +12,7 @@
 //
 // Source: the block layouts of ggml's ggml-common.h and the dequantisation
 // loops of ggml-quants.c (read, not copied), restated per element:
-//   Q4_0/Q4_1/IQ4_NL: byte qs[e % 16], low nibble for e < 16, high nibble otherwise.
+//   Q4_0/Q4_1/IQ4_NL/MXFP4: byte qs[e % 16], low nibble for e < 16, high nibble otherwise.
 //   Q5_0/Q5_1: as Q4, plus bit e of the little-endian 32-bit qh as bit 4.
 //   Q2_K: 2 halves of 128; in half h element r = e % 128 lives in byte
 //         qs[32 h + r % 32] at bit offset 2 (r / 32); scales[e / 16].
@@ -24,6 +24,8 @@
 //   Q6_K: 2 halves of 128; with r = e % 128, k = r / 32, l = r % 32 the low
 //         4 bits are nibble (k / 2) of ql[64 h + 32 (k % 2) + l] and the high
 //         2 bits are bits 2k..2k+1 of qh[32 h + l]; scales[e / 16].
+//   IQ4_XS: sub-block j = e / 32 packs its 32 codes in qs[16 j ..] like Q4_0;
+//         its 6-bit scale is split over scales_l (4 bits) and scales_h (2 bits).
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -53,6 +55,9 @@ inline int q5_1_code(const block_q5_1& b, int e) {                              
 }
 inline int iq4_nl_code(const block_iq4_nl& b, int e) {                                 // -127..113
   return kIQ4NLValues[nibble32(b.qs, e)];
+}
+inline int mxfp4_code(const block_mxfp4& b, int e) {                                   // -12..12 (doubled E2M1)
+  return kMXFP4Values[nibble32(b.qs, e)];
 }
 
 // ---- K-quants (256 elements per super-block) ----
@@ -115,5 +120,19 @@ inline int q6_K_code(const block_q6_K& b, int e) {  // -32..31
 }
 // Sub-block i (0..15): signed 8-bit scale.
 inline int q6_K_scale(const block_q6_K& b, int i) { return b.scales[i]; }
+
+// ---- IQ4_XS (256 elements: 8 sub-blocks of 32 with IQ4_NL codes) ----
+
+// Element e is nibble32 of sub-block e / 32's 16 bytes.
+inline int iq4_xs_code(const block_iq4_xs& b, int e) {  // -127..113
+  return kIQ4NLValues[nibble32(b.qs + 16 * (e / 32), e % 32)];
+}
+// Sub-block j (0..7): the 6-bit scale minus 32 (-32..31); low 4 bits from
+// nibble j % 2 of scales_l[j / 2], high 2 bits from bits 2j..2j+1 of scales_h.
+inline int iq4_xs_scale(const block_iq4_xs& b, int j) {
+  const int low = (b.scales_l[j / 2] >> (4 * (j % 2))) & 0x0F;
+  const int high = (b.scales_h >> (2 * j)) & 3;
+  return (low | (high << 4)) - 32;
+}
 
 }  // namespace les::blocks

@@ -84,6 +84,27 @@ struct block_iq4_nl {
 };
 static_assert(sizeof(block_iq4_nl) == 18, "block_iq4_nl size");
 
+// MXFP4 (OCP Microscaling, E2M1 elements with a shared E8M0 scale): 32
+// elements; x = e8m0_half(e) * kMXFP4Values[q], q 4 bits, nibble order as Q4_0.
+// The table holds twice the E2M1 values (0, 0.5, 1, 1.5, 2, 3, 4, 6 and their
+// negatives), so the scale is halved (e8m0_half_to_fp32). Part of the format.
+inline constexpr int kQKMXFP4 = 32;
+inline constexpr int8_t kMXFP4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+struct block_mxfp4 {
+  uint8_t e;  // E8M0 exponent: the block scale is 2^(e - 127)
+  uint8_t qs[kQKMXFP4 / 2];
+};
+static_assert(sizeof(block_mxfp4) == 17, "block_mxfp4 size");
+
+// Half the E8M0 scale, 2^(e - 128), as an F32 (exact for every e: 2^-128 and
+// 2^-127 are F32 subnormals, e = 255 gives 2^127; E8M0's NaN code 0xFF is
+// read as a number, as ggml's GGML_E8M0_TO_FP32_HALF reads it).
+inline float e8m0_half_to_fp32(uint8_t e) {
+  const uint32_t bits = e < 2 ? (0x00200000u << e) : (static_cast<uint32_t>(e - 1) << 23);
+  return fp32_from_bits(bits);
+}
+
 // Q2_K: 16 sub-blocks of 16; scales[i] = scale (low 4 bits) | min (high 4 bits);
 // x = d * sc * q - dmin * m, q 2 bits.
 struct block_q2_K {
@@ -132,6 +153,18 @@ struct block_q6_K {
   fp16_t d;
 };
 static_assert(sizeof(block_q6_K) == 2 + kQKK / 16 + 3 * kQKK / 4, "block_q6_K size");
+
+// IQ4_XS: 8 sub-blocks of 32 with 6-bit scales ls (low 4 bits: nibble j % 2
+// of scales_l[j / 2]; high 2 bits: bits 2j..2j+1 of scales_h) and IQ4_NL codes;
+// x = (d * (ls - 32)) * kIQ4NLValues[q]. Sub-block j's 32 elements are packed
+// in qs[16 j .. 16 j + 15] in Q4_0's nibble order.
+struct block_iq4_xs {
+  fp16_t d;
+  uint16_t scales_h;
+  uint8_t scales_l[kQKK / 64];
+  uint8_t qs[kQKK / 2];
+};
+static_assert(sizeof(block_iq4_xs) == 2 + 2 + kQKK / 64 + kQKK / 2, "block_iq4_xs size");
 
 // Q8_K: activation format of the K-quant dot products. x = d * q; bsums[i] = sum of
 // qs[16 i .. 16 i + 15]. d is an F32.

@@ -35,7 +35,8 @@ namespace les::kernels {
 // Bit-exact with ggml's to_float (checked against shared/fixtures/quant):
 //   Q4_0 q*d; Q4_1 q*d + m; Q5_0 q*d; Q5_1 q*d + m; Q8_0 q*d; IQ4_NL d*v[q];
 //   Q2_K (d*sc)*q - (dmin*m); Q3_K (d*sc)*q; Q4_K/Q5_K (d*sc)*q - (dmin*m);
-//   Q6_K (d*sc)*q; Q8_K d*q (scales widened from F16 to F32 first).
+//   Q6_K (d*sc)*q; Q8_K d*q (scales widened from F16 to F32 first);
+//   IQ4_XS (d*(ls-32))*v[q]; MXFP4 v[q]*e8m0_half(e) (ref_codebook4.cpp).
 // ---------------------------------------------------------------------------
 void dequantize_row_f32_ref(const float* x, float* y, int64_t n);
 void dequantize_row_f16_ref(const fp16_t* x, float* y, int64_t n);
@@ -53,6 +54,8 @@ void dequantize_row_q4_K_ref(const block_q4_K* x, float* y, int64_t n);
 void dequantize_row_q5_K_ref(const block_q5_K* x, float* y, int64_t n);
 void dequantize_row_q6_K_ref(const block_q6_K* x, float* y, int64_t n);
 void dequantize_row_q8_K_ref(const block_q8_K* x, float* y, int64_t n);
+void dequantize_row_iq4_xs_ref(const block_iq4_xs* x, float* y, int64_t n);
+void dequantize_row_mxfp4_ref(const block_mxfp4* x, float* y, int64_t n);
 
 // ---------------------------------------------------------------------------
 // Activation quantisation (the vec_dot_type of a weight type), bit-exact with
@@ -88,8 +91,9 @@ void quantize_row_f32_ref(const float* x, float* y, int64_t n);
 // Float part, per block b in increasing order, into one float accumulator
 // acc = 0 (every product below is its own rounded F32 operation):
 //   Q4_0/Q5_0/Q8_0/IQ4_NL x Q8_0:  acc += float(isum) * (dw * dx)
+//   MXFP4 x Q8_0:                  acc += float(isum) * (dw * dx), dw = e8m0_half(e)
 //   Q4_1/Q5_1 x Q8_1:              acc += float(isum) * (dw * dx);  acc += mw * sx
-//   Q3_K/Q6_K x Q8_K:              acc += float(isum) * (dx * dw)
+//   Q3_K/Q6_K/IQ4_XS x Q8_K:       acc += float(isum) * (dx * dw)
 //   Q2_K/Q4_K/Q5_K x Q8_K:         acc += float(isum) * (dx * dw);  acc -= float(msum) * (dx * dminw)
 // where dw, mw, dminw are the weight block's F16 fields widened to F32 and dx,
 // sx the activation block's scale and scaled sum.
@@ -110,6 +114,8 @@ void vec_dot_q3_K_q8_K_ref(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q4_K_q8_K_ref(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q5_K_q8_K_ref(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q6_K_q8_K_ref(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_iq4_xs_q8_K_ref(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_mxfp4_q8_0_ref(int64_t n, float* s, const void* w, const void* x);
 
 // Integer sums of one K-quant block against one Q8_K block, as defined above:
 // isum = sum_j scale_j * sum_{e in sub-block j} code(e) * q8[e], and for the
@@ -124,6 +130,9 @@ KQuantBlockSums block_sums_q3_K_q8_K_ref(const block_q3_K& w, const block_q8_K& 
 KQuantBlockSums block_sums_q4_K_q8_K_ref(const block_q4_K& w, const block_q8_K& x);
 KQuantBlockSums block_sums_q5_K_q8_K_ref(const block_q5_K& w, const block_q8_K& x);
 KQuantBlockSums block_sums_q6_K_q8_K_ref(const block_q6_K& w, const block_q8_K& x);
+// IQ4_XS: isum = sum_j (ls_j - 32) * sum_{e in sub-block j} v[q_e] * q8[e]
+// (|isum| < 2^28), msum = 0.
+KQuantBlockSums block_sums_iq4_xs_q8_K_ref(const block_iq4_xs& w, const block_q8_K& x);
 
 // ---------------------------------------------------------------------------
 // Weight quantisation (for `les quantize` and generated test models): row x of
@@ -156,6 +165,12 @@ void quantize_row_q3_K_ref(const float* x, block_q3_K* y, int64_t n, const float
 void quantize_row_q4_K_ref(const float* x, block_q4_K* y, int64_t n, const float* importance);
 void quantize_row_q5_K_ref(const float* x, block_q5_K* y, int64_t n, const float* importance);
 void quantize_row_q6_K_ref(const float* x, block_q6_K* y, int64_t n, const float* importance);
+// IQ4_XS: the two-level fit of Q3_K with sub-blocks of 32 and IQ4_NL's levels.
+// MXFP4: per block the E8M0 exponent (of the 3 around the one that puts the
+// largest |x| at the top levels) with the least weighted error of the nearest
+// codes (ref_quantize_mxfp4.cpp).
+void quantize_row_iq4_xs_ref(const float* x, block_iq4_xs* y, int64_t n, const float* importance);
+void quantize_row_mxfp4_ref(const float* x, block_mxfp4* y, int64_t n, const float* importance);
 
 // FitKernels references (kernels.h states the contract), and the scalar
 // FitKernels table they form.

@@ -56,6 +56,10 @@ void fill_scalar_table(KernelTable& t) {
   set(G::Q4_K, vec_dot_q4_K_q8_K_ref, G::Q8_K, dequantize_erased<block_q4_K, dequantize_row_q4_K_ref>, nullptr);
   set(G::Q5_K, vec_dot_q5_K_q8_K_ref, G::Q8_K, dequantize_erased<block_q5_K, dequantize_row_q5_K_ref>, nullptr);
   set(G::Q6_K, vec_dot_q6_K_q8_K_ref, G::Q8_K, dequantize_erased<block_q6_K, dequantize_row_q6_K_ref>, nullptr);
+  set(G::IQ4_XS, vec_dot_iq4_xs_q8_K_ref, G::Q8_K, dequantize_erased<block_iq4_xs, dequantize_row_iq4_xs_ref>,
+      nullptr);
+  // MXFP4 (E8M0-scaled blocks of 32) against Q8_0, as ggml's CPU backend pairs it.
+  set(G::MXFP4, vec_dot_mxfp4_q8_0_ref, G::Q8_0, dequantize_erased<block_mxfp4, dequantize_row_mxfp4_ref>, nullptr);
   set(G::Q8_K, nullptr, G::Q8_K, dequantize_erased<block_q8_K, dequantize_row_q8_K_ref>,
       quantize_erased<block_q8_K, quantize_row_q8_K_ref>);
   t.ops.exp16 = exp16_ref;

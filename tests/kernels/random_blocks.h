@@ -59,6 +59,15 @@ inline void set_block_scales(kernels::KernelTable const&, GgmlType t, uint8_t* p
       case GgmlType::Q4_K: { auto* x = reinterpret_cast<block_q4_K*>(p) + b; put(reinterpret_cast<uint8_t*>(&x->d)); put(reinterpret_cast<uint8_t*>(&x->dmin)); break; }
       case GgmlType::Q5_K: { auto* x = reinterpret_cast<block_q5_K*>(p) + b; put(reinterpret_cast<uint8_t*>(&x->d)); put(reinterpret_cast<uint8_t*>(&x->dmin)); break; }
       case GgmlType::Q6_K: { auto* x = reinterpret_cast<block_q6_K*>(p) + b; put(reinterpret_cast<uint8_t*>(&x->d)); break; }
+      case GgmlType::IQ4_XS: { auto* x = reinterpret_cast<block_iq4_xs*>(p) + b; put(reinterpret_cast<uint8_t*>(&x->d)); break; }
+      case GgmlType::MXFP4: {
+        // E8M0 exponents as the F16 modes: ~0.01, 2^-128 (the smallest; E8M0 has
+        // no zero), 2^72 (big, products stay finite), 2^-127.
+        auto* x = reinterpret_cast<block_mxfp4*>(p) + b;
+        x->e = mode == ScaleMode::normal ? static_cast<uint8_t>(118 + rng() % 8)
+               : mode == ScaleMode::zero ? 0 : mode == ScaleMode::huge ? 200 : 1;
+        break;
+      }
       default: break;
     }
   }
@@ -105,7 +114,11 @@ inline std::vector<uint8_t> random_activations(const kernels::KernelTable& scala
 inline std::vector<GgmlType> dot_weight_types() {
   return {GgmlType::Q4_K, GgmlType::Q3_K, GgmlType::Q8_0, GgmlType::Q6_K, GgmlType::Q5_0, GgmlType::Q4_0,
           GgmlType::F16,  GgmlType::Q5_K, GgmlType::Q2_K, GgmlType::Q4_1, GgmlType::Q5_1, GgmlType::IQ4_NL,
-          GgmlType::BF16, GgmlType::F32};
+          GgmlType::BF16, GgmlType::F32,  GgmlType::IQ4_XS, GgmlType::MXFP4};
 }
+
+// Weight types whose every tier keeps the scalar reference's float steps, so
+// SIMD results must equal the reference's bits (test_simd_vs_scalar.cpp).
+inline std::vector<GgmlType> ordered_dot_types() { return {GgmlType::IQ4_XS}; }
 
 }  // namespace les::test

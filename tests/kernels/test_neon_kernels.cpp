@@ -98,6 +98,7 @@ std::vector<B> make_blocks(int64_t nb, std::mt19937& rng, Pattern p) {
     if constexpr (requires { b.d; }) b.d = les::fp32_to_fp16(unit ? 1.0f : 0.02f * u(rng));
     if constexpr (requires { b.dmin; }) b.dmin = les::fp32_to_fp16(unit ? 1.0f : 0.01f * std::fabs(u(rng)));
     if constexpr (requires { b.m; }) b.m = les::fp32_to_fp16(unit ? 1.0f : 0.5f * u(rng));
+    if constexpr (requires { b.e; }) b.e = static_cast<uint8_t>(unit ? 128 : 118 + rng() % 8);  // E8M0: 128 is 1
   }
   return blocks;
 }
@@ -342,6 +343,8 @@ TEST_CASE("NEON vec_dot matches the scalar reference on the same bytes", "[kerne
   SECTION("Q4_K") { check_vec_dot<les::block_q4_K>(GgmlType::Q4_K); }
   SECTION("Q5_K") { check_vec_dot<les::block_q5_K>(GgmlType::Q5_K); }
   SECTION("Q6_K") { check_vec_dot<les::block_q6_K>(GgmlType::Q6_K); }
+  SECTION("IQ4_XS") { check_vec_dot<les::block_iq4_xs>(GgmlType::IQ4_XS); }
+  SECTION("MXFP4") { check_vec_dot<les::block_mxfp4>(GgmlType::MXFP4); }
   SECTION("F32") { check_float_dot<float>(GgmlType::F32, [](float v) { return v; }); }
   SECTION("F16") { check_float_dot<les::fp16_t>(GgmlType::F16, les::fp32_to_fp16); }
   SECTION("BF16") { check_float_dot<les::bf16_t>(GgmlType::BF16, les::fp32_to_bf16); }
@@ -364,7 +367,7 @@ TEST_CASE("NEON table keeps the scalar vec_dot types and overrides the hot kerne
     CHECK((t.types[id].quantize_row == nullptr) == (s.types[id].quantize_row == nullptr));
   }
   for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0, GgmlType::Q3_K, GgmlType::Q4_K,
-                        GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F16}) {
+                        GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F16, GgmlType::IQ4_XS, GgmlType::MXFP4}) {
     INFO(les::ggml_type_name(type));
     CHECK(t.of(type).vec_dot != s.of(type).vec_dot);
   }

@@ -85,6 +85,20 @@ double abs_kquant(int64_t n, const void* vw, const void* vx, CodeFn code, int su
 int k4_sc(const uint8_t* s, int j) { int sc, m; blocks::k4_scale_min(s, j, sc, m); return sc; }
 int k4_m(const uint8_t* s, int j) { int sc, m; blocks::k4_scale_min(s, j, sc, m); return m; }
 
+// Formats without a min part whose dot is float(integer block sum) times a
+// product of scales (IQ4_XS, MXFP4, the i-quants): each float term is at most
+// sum |w_i x_i| over its block of the dequantised operands (up to their own
+// rounding, which the constant c covers), so that sum bounds A.
+double abs_dequantised(GgmlType t, int64_t n, const void* w, const void* x) {
+  const KernelTable& scalar = *kernel_table(KernelTier::scalar);
+  std::vector<float> wd(static_cast<size_t>(n)), xd(static_cast<size_t>(n));
+  scalar.of(t).dequantize_row(w, wd.data(), n);
+  scalar.of(scalar.of(t).vec_dot_type).dequantize_row(x, xd.data(), n);
+  double a = 0;
+  for (int64_t i = 0; i < n; ++i) a += std::fabs(double(wd[i]) * xd[i]);
+  return a;
+}
+
 double abs_magnitude(GgmlType t, int64_t n, const void* w, const void* x) {
   using namespace les::blocks;
   auto zero = [](const auto&, int) { return 0; };
@@ -121,7 +135,7 @@ double abs_magnitude(GgmlType t, int64_t n, const void* w, const void* x) {
       return abs_kquant<block_q5_K>(n, w, x, q5_K_code, 32, [](const block_q5_K& b, int j) { return k4_sc(b.scales, j); },
                                     [](const block_q5_K& b, int j) { return k4_m(b.scales, j); });
     case GgmlType::Q6_K: return abs_kquant<block_q6_K>(n, w, x, q6_K_code, 16, q6_K_scale, zero);
-    default: return 0;
+    default: return abs_dequantised(t, n, w, x);
   }
 }
 
@@ -172,6 +186,33 @@ TEST_CASE("SIMD dot products match the scalar reference within the derived bound
           auto w = les::test::random_weights(scalar, t, 1, n, ScaleMode::normal, rng);
           auto x = les::test::random_activations(scalar, t, 1, n, 1.0f, rng);
           check_dot(*table, t, n, w.data(), x.data(), "odd length");
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("SIMD dot products that keep the reference's float order give its bits", "[kernels][simd]") {
+  const KernelTable& scalar = *kernel_table(KernelTier::scalar);
+  const auto tables = les::test::simd_tables();
+  if (tables.empty()) les::test::mark_skipped("no SIMD tier runs on this machine");
+  std::mt19937 rng(4321);
+  for (const KernelTable* table : tables) {
+    for (GgmlType t : les::test::ordered_dot_types()) {
+      const int64_t bs = ggml_type_traits(t).block_size;
+      for (int64_t nblocks : {1, 2, 3, 8, 17}) {
+        for (ScaleMode mode : {ScaleMode::normal, ScaleMode::zero, ScaleMode::huge, ScaleMode::tiny}) {
+          for (float mag : {1.0f, 0.0f, 1e4f, 1e-30f}) {
+            const int64_t n = nblocks * bs;
+            auto w = les::test::random_weights(scalar, t, 1, n, mode, rng);
+            auto x = les::test::random_activations(scalar, t, 1, n, mag, rng);
+            float s = 0, s_ref = 0;
+            table->of(t).vec_dot(n, &s, w.data(), x.data());
+            scalar.of(t).vec_dot(n, &s_ref, w.data(), x.data());
+            INFO("tier " << kernel_tier_name(table->tier) << " type " << ggml_type_name(t) << " n " << n << " s=" << s
+                         << " s_ref=" << s_ref);
+            CHECK(std::memcmp(&s, &s_ref, sizeof(float)) == 0);
+          }
         }
       }
     }

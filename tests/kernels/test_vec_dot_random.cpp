@@ -46,6 +46,7 @@ void set_scales(B& b, std::mt19937& rng, Pattern p) {
   if constexpr (requires { b.d; }) b.d = les::fp32_to_fp16(p == Pattern::zero_scale ? 0.0f : 0.02f * u(rng));
   if constexpr (requires { b.dmin; }) b.dmin = les::fp32_to_fp16(0.01f * std::fabs(u(rng)));
   if constexpr (requires { b.m; }) b.m = les::fp32_to_fp16(0.5f * u(rng));
+  if constexpr (requires { b.e; }) b.e = static_cast<uint8_t>(p == Pattern::zero_scale ? 0 : 118 + rng() % 8);  // E8M0
 }
 
 // Zeroes the quant bits of an affine block so that dequantising it gives the min part.
@@ -181,6 +182,8 @@ TEST_CASE("every scalar vec_dot matches a float64 dot of the dequantised operand
   SECTION("Q4_K") { run_quantised<les::block_q4_K>(t, GgmlType::Q4_K); }
   SECTION("Q5_K") { run_quantised<les::block_q5_K>(t, GgmlType::Q5_K); }
   SECTION("Q6_K") { run_quantised<les::block_q6_K>(t, GgmlType::Q6_K); }
+  SECTION("IQ4_XS") { run_quantised<les::block_iq4_xs>(t, GgmlType::IQ4_XS); }
+  SECTION("MXFP4") { run_quantised<les::block_mxfp4>(t, GgmlType::MXFP4); }
   SECTION("F32") { run_float(t, GgmlType::F32); }
   SECTION("F16") { run_float(t, GgmlType::F16); }
   SECTION("BF16") { run_float(t, GgmlType::BF16); }
@@ -200,5 +203,5 @@ TEST_CASE("scalar table: every weight type with a vec_dot has its activation qua
     CHECK(t.of(k.vec_dot_type).quantize_row != nullptr);
     CHECK(t.of(k.vec_dot_type).dequantize_row != nullptr);
   }
-  CHECK(with_dot == 14);
+  CHECK(with_dot == 16);
 }

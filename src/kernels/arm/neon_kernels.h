@@ -59,6 +59,10 @@ void vec_dot_q3_K_q8_K_neon(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q4_K_q8_K_neon(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q5_K_q8_K_neon(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q6_K_q8_K_neon(int64_t n, float* s, const void* w, const void* x);
+// Codebook formats (neon_codebook4.cpp): IQ4_XS bit-identical to the reference,
+// MXFP4 within the 32-element formats' float-order bound.
+void vec_dot_iq4_xs_q8_K_neon(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_mxfp4_q8_0_neon(int64_t n, float* s, const void* w, const void* x);
 
 // SDOT variant (neon_dotprod.cpp).
 void vec_dot_q4_0_q8_0_neon_dotprod(int64_t n, float* s, const void* w, const void* x);
@@ -77,6 +81,8 @@ void vec_dot_q3_K_q8_K_neon_dotprod(int64_t n, float* s, const void* w, const vo
 void vec_dot_q4_K_q8_K_neon_dotprod(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q5_K_q8_K_neon_dotprod(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q6_K_q8_K_neon_dotprod(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_iq4_xs_q8_K_neon_dotprod(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_mxfp4_q8_0_neon_dotprod(int64_t n, float* s, const void* w, const void* x);
 
 // Float dot products (any n >= 0): F16 x F16, BF16 x BF16, F32 x F32, all
 // accumulated in F32 (the scalar reference may accumulate in double).

@@ -26,6 +26,11 @@ inline const XBlock& xrow_block(const uint8_t* x, size_t x_stride, int t, int64_
   return reinterpret_cast<const XBlock*>(x + static_cast<size_t>(t) * x_stride)[b];
 }
 
+// The F32 scale of a symmetric 32-block: its F16 d, or MXFP4's halved E8M0 exponent.
+template <typename Block>
+inline float weight_scale(const Block& b) { return f16(b.d); }
+inline float weight_scale(const block_mxfp4& b) { return e8m0_half_to_fp32(b.e); }
+
 // Common loop of the symmetric 32-blocks against Q8_0 for NX activation rows:
 // `codes(block)` returns the 32 signed int8 codes, decoded once per block and
 // met by every row; row t's block sum (the int32 lanes of dot_s8s8_epi32) is
@@ -42,7 +47,7 @@ inline void dot_rows_q8_0(int64_t n, float* s, int64_t s_stride, const void* vw,
   for (int64_t b = 0; b < nb; ++b) {
     const __m256i q = codes(w[b]);
     const __m256i aq = _mm256_sign_epi8(q, q);  // |q|; the sign moves to x (dot_s8s8_epi32)
-    const float dw = f16(w[b].d);
+    const float dw = weight_scale(w[b]);
     for (int t = 0; t < NX; ++t) {
       const block_q8_0& xb = xrow_block<block_q8_0>(x, x_stride, t, b);
       const __m256i isum = dot_u8s8_epi32(aq, _mm256_sign_epi8(loadu(xb.qs), q));
@@ -98,6 +103,10 @@ struct CodesIQ4NL {
   __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues)));
   __m256i operator()(const block_iq4_nl& b) const { return _mm256_shuffle_epi8(table, unpack_nibbles32(b.qs)); }
 };
+struct CodesMXFP4 {
+  __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kMXFP4Values)));
+  __m256i operator()(const block_mxfp4& b) const { return _mm256_shuffle_epi8(table, unpack_nibbles32(b.qs)); }
+};
 struct CodesQ4_1 {
   __m256i operator()(const block_q4_1& b) const { return unpack_nibbles32(b.qs); }
 };
@@ -134,6 +143,7 @@ using Q8_0Blocks = Blocks32<block_q8_0, CodesQ8_0, true>;
 using Q4_0Blocks = Blocks32<block_q4_0, CodesQ4_0, true>;
 using Q5_0Blocks = Blocks32<block_q5_0, CodesQ5_0, true>;
 using IQ4NLBlocks = Blocks32<block_iq4_nl, CodesIQ4NL, true>;
+using MXFP4Blocks = Blocks32<block_mxfp4, CodesMXFP4, true>;
 using Q4_1Blocks = Blocks32<block_q4_1, CodesQ4_1, false>;
 using Q5_1Blocks = Blocks32<block_q5_1, CodesQ5_1, false>;
 
@@ -249,6 +259,7 @@ void vec_dot_q8_0_q8_0(int64_t n, float* s, const void* w, const void* x) { Q8_0
 void vec_dot_q4_0_q8_0(int64_t n, float* s, const void* w, const void* x) { Q4_0Blocks::dot(n, s, w, x); }
 void vec_dot_q5_0_q8_0(int64_t n, float* s, const void* w, const void* x) { Q5_0Blocks::dot(n, s, w, x); }
 void vec_dot_iq4_nl_q8_0(int64_t n, float* s, const void* w, const void* x) { IQ4NLBlocks::dot(n, s, w, x); }
+void vec_dot_mxfp4_q8_0(int64_t n, float* s, const void* w, const void* x) { MXFP4Blocks::dot(n, s, w, x); }
 void vec_dot_q4_1_q8_1(int64_t n, float* s, const void* w, const void* x) { Q4_1Blocks::dot(n, s, w, x); }
 void vec_dot_q5_1_q8_1(int64_t n, float* s, const void* w, const void* x) { Q5_1Blocks::dot(n, s, w, x); }
 
@@ -275,6 +286,8 @@ void fill_avx2_table(KernelTable& t) {
   set(G::Q4_K, avx2::vec_dot_q4_K_q8_K);
   set(G::Q5_K, avx2::vec_dot_q5_K_q8_K);
   set(G::Q6_K, avx2::vec_dot_q6_K_q8_K);
+  set(G::IQ4_XS, avx2::vec_dot_iq4_xs_q8_K);
+  set(G::MXFP4, avx2::vec_dot_mxfp4_q8_0);
   auto set_multi = [&t](GgmlType type, VecDotMultiFn fn) { t.types[static_cast<uint32_t>(type)].vec_dot_multi = fn; };
   set_multi(G::F16, avx2::vec_dot_multi_f16);
   set_multi(G::Q8_0, avx2::Q8_0Blocks::multi);
@@ -286,6 +299,8 @@ void fill_avx2_table(KernelTable& t) {
   set_multi(G::Q3_K, avx2::vec_dot_multi_q3_K_q8_K);
   set_multi(G::Q4_K, avx2::vec_dot_multi_q4_K_q8_K);
   set_multi(G::Q6_K, avx2::vec_dot_multi_q6_K_q8_K);
+  set_multi(G::IQ4_XS, avx2::vec_dot_multi_iq4_xs_q8_K);
+  set_multi(G::MXFP4, avx2::MXFP4Blocks::multi);
   auto set_quant = [&t](GgmlType type, QuantizeRowFn fn) { t.types[static_cast<uint32_t>(type)].quantize_row = fn; };
   set_quant(G::Q8_0, avx2::quantize_row_q8_0);
   set_quant(G::Q8_1, avx2::quantize_row_q8_1);
