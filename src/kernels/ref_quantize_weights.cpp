@@ -14,6 +14,7 @@
 #include "kernels/block_elements.h"
 #include "kernels/quant_fit.h"
 #include "kernels/ref.h"
+#include "kernels/row_weights.h"
 #include "kernels/unaligned.h"
 #include "kernels/weight_quantizers.h"
 
@@ -22,35 +23,6 @@ namespace {
 
 using fit::Levels;
 using fit::SearchSpec;
-
-// Importance is shrunk toward its row mean: w_i = importance_i + kImportanceFloor * mean(importance).
-// An imatrix is an estimate from finite calibration text; columns it saw
-// little of would otherwise be given up entirely. With the floor at half the
-// mean, the fixture rows' plain and importance-weighted errors are both below
-// ggml's (tests/kernels/test_quantize_weights.cpp).
-constexpr double kImportanceFloor = 0.5;
-
-// Per-row weights: the importance of one group with the floor applied.
-class RowWeights {
- public:
-  RowWeights(const float* importance, int64_t n) : imp_(importance) {
-    if (!imp_) return;
-    double sum = 0;
-    for (int64_t i = 0; i < n; ++i) sum += imp_[i];
-    floor_ = static_cast<float>(kImportanceFloor * sum / static_cast<double>(n));
-  }
-  // Weights of elements [offset, offset + len) (len <= 256), or null without importance.
-  const float* group(int64_t offset, int len) {
-    if (!imp_) return nullptr;
-    for (int i = 0; i < len; ++i) buf_[i] = imp_[offset + i] + floor_;
-    return buf_;
-  }
-
- private:
-  const float* imp_;
-  float floor_ = 0.0f;
-  float buf_[kQKK];
-};
 
 inline float dec16(fp16_t h) { return fp16_to_fp32(h); }
 
@@ -131,7 +103,8 @@ void sub_block_weights(const float* w, int len, const uint8_t* k, const Levels& 
 // then fitted as integers in `scale_levels` times one F16 super-scale, each
 // integer scale is moved by +-1 where that lowers its sub-block's error, and
 // the codes are recomputed for the stored scales. Outputs: super-scale (F16),
-// integer sub-scales, and final codes (values, not indices).
+// integer sub-scales, and final codes (values, not indices). code_levels may
+// be contiguous or a 16-entry table (IQ4_XS).
 void quantize_k_symmetric(const FitKernels& fk, const float* x, const float* w, int sub, const Levels& code_levels,
                           const SearchSpec& code_spec, const Levels& scale_levels, fp16_t& d_out, int* scales,
                           int* codes) {
@@ -164,7 +137,11 @@ void quantize_k_symmetric(const FitKernels& fk, const float* x, const float* w, 
       s[nc++] = 1.0f / (ds * static_cast<float>(sc));
     }
     double sxl[3], sll[3];
-    if (nc > 0) fk.eval_symmetric(xj, wj, sub, code_levels.lo, code_levels.hi, s, nc, sxl, sll);
+    if (nc > 0 && code_levels.table) {
+      fk.eval_symmetric_table16(xj, wj, sub, code_levels.table, s, nc, sxl, sll);
+    } else if (nc > 0) {
+      fk.eval_symmetric(xj, wj, sub, code_levels.lo, code_levels.hi, s, nc, sxl, sll);
+    }
     for (int c = 0; c < nc; ++c) {
       const double dl = static_cast<double>(ds * static_cast<float>(scs[c]));
       const double e = sxx - 2 * dl * sxl[c] + dl * dl * sll[c];
@@ -416,6 +393,30 @@ void q5_K(const FitKernels& fk, const float* x, void* y, int64_t n, const float*
   }
 }
 
+// IQ4_XS: Q3_K's two-level fit with sub-blocks of 32, IQ4_NL's levels for the
+// codes and 6-bit signed integer sub-block scales.
+void iq4_xs(const FitKernels& fk, const float* x, void* y, int64_t n, const float* imp) {
+  RowWeights rw(imp, n);
+  const Levels levels{kIQ4NLValues, 16, kIQ4NLValues[0], kIQ4NLValues[15]};
+  int scales[8], codes[kQKK];
+  for (int64_t b = 0; b < n / kQKK; ++b) {
+    block_iq4_xs out{};
+    quantize_k_symmetric(fk, x + b * kQKK, rw.group(b * kQKK, kQKK), 32, levels, kSpec32,
+                         fit::contiguous_levels(-32, 31), out.d, scales, codes);
+    for (int j = 0; j < 8; ++j) {
+      const int u = scales[j] + 32;  // stored 6-bit value
+      out.scales_l[j / 2] |= static_cast<uint8_t>((u & 0x0F) << (4 * (j % 2)));
+      out.scales_h |= static_cast<uint16_t>((u >> 4) << (2 * j));
+    }
+    for (int e = 0; e < kQKK; ++e) {
+      int k = 0;  // the level index of the code value
+      while (kIQ4NLValues[k] != codes[e]) ++k;
+      out.qs[16 * (e / 32) + e % 16] |= static_cast<uint8_t>(k << (e % 32 < 16 ? 0 : 4));
+    }
+    store_unaligned(static_cast<block_iq4_xs*>(y), b, out);
+  }
+}
+
 void q6_K(const FitKernels& fk, const float* x, void* y, int64_t n, const float* imp) {
   RowWeights rw(imp, n);
   int scales[16], codes[kQKK];
@@ -451,6 +452,8 @@ WeightQuantizerImpl weight_quantizer_impl(GgmlType type) noexcept {
     case GgmlType::Q4_K: return q4_K;
     case GgmlType::Q5_K: return q5_K;
     case GgmlType::Q6_K: return q6_K;
+    case GgmlType::IQ4_XS: return iq4_xs;
+    case GgmlType::MXFP4: return quantize_mxfp4;
     default: return nullptr;
   }
 }
@@ -487,6 +490,12 @@ void quantize_row_q5_K_ref(const float* x, block_q5_K* y, int64_t n, const float
 }
 void quantize_row_q6_K_ref(const float* x, block_q6_K* y, int64_t n, const float* importance) {
   q6_K(reference_fit_kernels(), x, y, n, importance);
+}
+void quantize_row_iq4_xs_ref(const float* x, block_iq4_xs* y, int64_t n, const float* importance) {
+  iq4_xs(reference_fit_kernels(), x, y, n, importance);
+}
+void quantize_row_mxfp4_ref(const float* x, block_mxfp4* y, int64_t n, const float* importance) {
+  quantize_mxfp4(reference_fit_kernels(), x, y, n, importance);
 }
 
 }  // namespace les::kernels

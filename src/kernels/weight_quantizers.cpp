@@ -34,6 +34,8 @@ QuantizeWeightsFn reference_weight_quantizer(GgmlType type) noexcept {
     case G::Q4_K: return reference<G::Q4_K>;
     case G::Q5_K: return reference<G::Q5_K>;
     case G::Q6_K: return reference<G::Q6_K>;
+    case G::IQ4_XS: return reference<G::IQ4_XS>;
+    case G::MXFP4: return reference<G::MXFP4>;
     default: return nullptr;
   }
 }

@@ -25,7 +25,7 @@ namespace les::kernels {
 using QuantizeWeightsFn = void (*)(const float* x, void* y, int64_t n, const float* importance);
 
 // The scalar reference quantiser for weights of `type`, or null if LES
-// cannot produce that type (IQ2/IQ3/IQ1 families, TQ, MXFP4, integer types,
+// cannot produce that type (IQ2/IQ3/IQ1 families, TQ, integer types,
 // Q8_1/Q8_K, which are activation-only formats).
 QuantizeWeightsFn reference_weight_quantizer(GgmlType type) noexcept;
 
@@ -43,5 +43,9 @@ bool quantize_weights_row(const KernelTable& table, GgmlType type, const float* 
 using WeightQuantizerImpl = void (*)(const FitKernels& fit, const float* x, void* y, int64_t n,
                                      const float* importance);
 WeightQuantizerImpl weight_quantizer_impl(GgmlType type) noexcept;
+
+// Internal (ref_quantize_mxfp4.cpp): MXFP4's quantiser (the scale is a power
+// of two: a search over exponents, no FitKernels needed; `fit` is unused).
+void quantize_mxfp4(const FitKernels& fit, const float* x, void* y, int64_t n, const float* importance);
 
 }  // namespace les::kernels

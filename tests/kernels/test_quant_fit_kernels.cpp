@@ -134,7 +134,7 @@ TEST_CASE("every tier's weight quantiser gives the reference's bytes", "[kernels
   const GgmlType types[] = {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1,
                             GgmlType::Q8_0, GgmlType::IQ4_NL, GgmlType::Q2_K, GgmlType::Q3_K,
                             GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F16,
-                            GgmlType::BF16, GgmlType::F32};
+                            GgmlType::BF16, GgmlType::F32, GgmlType::IQ4_XS, GgmlType::MXFP4};
   const int64_t n = 512;
   std::mt19937 rng(77);
   std::normal_distribution<float> nd;
