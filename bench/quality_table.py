@@ -2,9 +2,9 @@
 """Quality and size of LES's quantisations of the trained fixture (issue 12's table).
 
 Quantises the trained fixture's F16 file with `les quantize` (q8_0, q4_k_m, les-mixed with and
-without the shipped imatrix, les-mixed-down4 with it), makes llama.cpp's Q8_0 and
-mixed-without-imatrix files with `llama-quantize` when its build is given (the fixture ships its
-Q4_K_M and mixed-with-imatrix files), then scores every file with `les perplexity` on
+without the shipped imatrix, les-mixed-down4 with it, iq4_xs, mxfp4_moe), makes llama.cpp's Q8_0,
+mixed-without-imatrix, IQ4_XS and MXFP4_MOE files with `llama-quantize` when its build is given
+(the fixture ships its Q4_K_M and mixed-with-imatrix files), then scores every file with `les perplexity` on
 `corpus/validation.txt` (llama-perplexity's chunking: -c 256 -b 256, 511 chunks), KL divergence
 against the F16 file's saved log-probabilities. Prints a markdown table and writes JSON.
 
@@ -14,10 +14,12 @@ Optionally times `les quantize` against `llama-quantize` on the same input and t
 (--speed: interleaved repetitions, median; run it on a quiet machine, e.g. under
 `flock -x /work/cpu.lock`).
 
+--only codebook4 scores just F16 and the IQ4_XS / MXFP4_MOE pairs (issue 29's rows).
+
 Usage:
   bench/quality_table.py --les build/tools/les --fixtures ../shared/fixtures --work /tmp/q12 \
       [--llama-bin ~/.cache/les-peers/llama.cpp-81ff7abe/build/bin] [--chunks N] [--threads 2] \
-      [--speed] [--json out.json] [--md out.md]
+      [--only codebook4] [--speed] [--json out.json] [--md out.md]
 """
 import argparse
 import json
@@ -55,6 +57,7 @@ def main():
     ap.add_argument("--speed-only", action="store_true", help="only the quantising speed (implies --speed)")
     ap.add_argument("--speed-reps", type=int, default=5)
     ap.add_argument("--speed-input", default="", help="F16 GGUF to time (default: the trained fixture's F16 file)")
+    ap.add_argument("--only", default="", choices=["", "codebook4"])
     ap.add_argument("--json", default="")
     ap.add_argument("--md", default="")
     a = ap.parse_args()
@@ -74,7 +77,11 @@ def main():
         ("LES les-mixed", "les-mixed.gguf", ["les-mixed"]),
         ("LES les-mixed + imatrix", "les-mixed-imat.gguf", ["les-mixed", "--imatrix", imat]),
         ("LES les-mixed-down4 + imatrix", "les-mixed-down4-imat.gguf", ["les-mixed-down4", "--imatrix", imat]),
+        ("LES IQ4_XS", "les-IQ4_XS.gguf", ["iq4_xs"]),
+        ("LES MXFP4_MOE", "les-MXFP4_MOE.gguf", ["mxfp4_moe"]),
     ]
+    if a.only == "codebook4":
+        les_q = les_q[5:]
     # The targets' files first (F16 makes the KLD reference), so a partial run answers them.
     rows = [("F16 (reference)", f16)]
     les_rows = []
@@ -83,13 +90,22 @@ def main():
         if not os.path.exists(out):
             run([a.les, "quantize", f16, out] + args + ["-t", t, "-q"], w(name + ".quantize.log"))
         les_rows.append((label, out))
-    rows.append(les_rows[3])  # les-mixed + imatrix
-    rows.append(("llama.cpp mixed + imatrix", os.path.join(tr, "tiny-qwen3moe-mixed-exps-Q3_K-imat.gguf")))
-    rows.append(("llama.cpp Q4_K_M", os.path.join(tr, "tiny-qwen3moe-Q4_K_M.gguf")))
-    rows.append(les_rows[1])  # Q4_K_M
-    rows += [les_rows[2], les_rows[0], les_rows[4]]
     lq = os.path.join(a.llama_bin, "llama-quantize") if a.llama_bin else ""
-    if lq and os.path.exists(lq):
+    if a.only != "codebook4":
+        rows.append(les_rows[3])  # les-mixed + imatrix
+        rows.append(("llama.cpp mixed + imatrix", os.path.join(tr, "tiny-qwen3moe-mixed-exps-Q3_K-imat.gguf")))
+        rows.append(("llama.cpp Q4_K_M", os.path.join(tr, "tiny-qwen3moe-Q4_K_M.gguf")))
+        rows.append(les_rows[1])  # Q4_K_M
+        rows += [les_rows[2], les_rows[0], les_rows[4]]
+    # The 4-bit codebook formats, each next to llama.cpp's file of the same preset.
+    for les_row, ftype in zip(les_rows[-2:], ["IQ4_XS", "MXFP4_MOE"]):
+        rows.append(les_row)
+        out = w(f"llama-{ftype}.gguf")
+        if lq and os.path.exists(lq) and not os.path.exists(out):
+            run([lq, f16, out, ftype, t], w(f"llama-{ftype}.quantize.log"))
+        if os.path.exists(out):
+            rows.append((f"llama.cpp {ftype}", out))
+    if lq and os.path.exists(lq) and a.only != "codebook4":
         out = w("llama-Q8_0.gguf")
         if not os.path.exists(out):
             run([lq, f16, out, "Q8_0", t], w("llama-Q8_0.quantize.log"))

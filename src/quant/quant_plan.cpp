@@ -53,6 +53,8 @@ GgmlType base_type(Preset p) {
     case Preset::q4_k_m: return GgmlType::Q4_K;
     case Preset::q3_k_m: return GgmlType::Q3_K;
     case Preset::les_mixed: case Preset::les_mixed_down4: return GgmlType::Q4_K;
+    case Preset::iq4_xs: return GgmlType::IQ4_XS;
+    case Preset::mxfp4_moe: return GgmlType::MXFP4;
   }
   return GgmlType::Q8_0;
 }
@@ -61,9 +63,17 @@ struct Counters {
   int n_attn_v = 0, i_attn_v = 0, i_ffn_down = 0;
 };
 
+// Facts of the model (and the run) that some presets' rules read.
+struct ModelFacts {
+  int n_layer = 0, n_expert = 0, n_gqa = 1;
+  bool has_imatrix = false;
+};
+
 // The preset's choice for a tensor that no override matched.
-GgmlType preset_choice(const TensorShape& t, Category c, Preset p, int n_layer, int n_expert, Counters& k) {
+GgmlType preset_choice(const TensorShape& t, Category c, Preset p, const ModelFacts& m, Counters& k) {
+  const int n_layer = m.n_layer, n_expert = m.n_expert;
   GgmlType type = base_type(p);
+  if (p == Preset::mxfp4_moe) return t.ne[2] > 1 ? GgmlType::MXFP4 : GgmlType::Q8_0;
   if (p == Preset::les_mixed || p == Preset::les_mixed_down4) {
     if (is_routed_expert(t.name))
       return p == Preset::les_mixed_down4 && contains(t.name, "ffn_down_exps") ? GgmlType::Q4_K : GgmlType::Q3_K;
@@ -78,6 +88,7 @@ GgmlType preset_choice(const TensorShape& t, Category c, Preset p, int n_layer, 
     case Category::attn_v:
       if (p == Preset::q3_k_m) type = k.i_attn_v < 2 ? GgmlType::Q5_K : GgmlType::Q4_K;
       else if (p == Preset::q4_k_m && more_bits(k.i_attn_v, k.n_attn_v)) type = GgmlType::Q6_K;
+      else if (p == Preset::iq4_xs && m.n_gqa >= 4) type = GgmlType::Q5_K;
       if (n_expert == 8) type = GgmlType::Q8_0;
       ++k.i_attn_v;
       return type;
@@ -87,11 +98,12 @@ GgmlType preset_choice(const TensorShape& t, Category c, Preset p, int n_layer, 
       if (n_expert > 1) i = layer_of(t.name);
       if (p == Preset::q3_k_m) type = i < n_layer / 16 ? GgmlType::Q5_K : GgmlType::Q4_K;
       else if (p == Preset::q4_k_m && i >= 0 && more_bits(i, n_layer)) type = GgmlType::Q6_K;
+      else if (p == Preset::iq4_xs && i < n_layer / 8 && !m.has_imatrix) type = GgmlType::Q5_K;
       ++k.i_ffn_down;
       return type;
     }
     case Category::attn_output:
-      if (n_expert == 8 && (p == Preset::q3_k_m || p == Preset::q4_k_m)) return GgmlType::Q5_K;
+      if (n_expert == 8 && (p == Preset::q3_k_m || p == Preset::q4_k_m || p == Preset::iq4_xs)) return GgmlType::Q5_K;
       if (n_expert != 8 && p == Preset::q3_k_m) return GgmlType::Q4_K;
       return type;
     default: return type;
@@ -108,6 +120,8 @@ std::optional<Preset> preset_from_name(const std::string& name) {
   if (n == "q3_k_m") return Preset::q3_k_m;
   if (n == "les-mixed") return Preset::les_mixed;
   if (n == "les-mixed-down4") return Preset::les_mixed_down4;
+  if (n == "iq4_xs") return Preset::iq4_xs;
+  if (n == "mxfp4_moe") return Preset::mxfp4_moe;
   return std::nullopt;
 }
 
@@ -118,6 +132,8 @@ const char* preset_name(Preset p) {
     case Preset::q3_k_m: return "q3_k_m";
     case Preset::les_mixed: return "les-mixed";
     case Preset::les_mixed_down4: return "les-mixed-down4";
+    case Preset::iq4_xs: return "iq4_xs";
+    case Preset::mxfp4_moe: return "mxfp4_moe";
   }
   return "?";
 }
@@ -128,6 +144,8 @@ uint32_t preset_file_type(Preset p) {
     case Preset::q4_k_m: return 15;
     case Preset::q3_k_m: return 12;
     case Preset::les_mixed: case Preset::les_mixed_down4: return 14;
+    case Preset::iq4_xs: return 30;
+    case Preset::mxfp4_moe: return 38;
   }
   return 0;
 }
@@ -183,7 +201,8 @@ GgmlType fallback_type(GgmlType wanted, int64_t ne0) {
 }
 
 std::vector<TensorChoice> plan_types(const std::vector<TensorShape>& tensors, const PlanOptions& o, int n_layer,
-                                     int n_expert) {
+                                     int n_expert, int n_gqa, bool has_imatrix) {
+  const ModelFacts facts{n_layer, n_expert, n_gqa, has_imatrix};
   Counters k;
   for (const TensorShape& t : tensors)
     if (tensor_allows_quantization(t.name, t.n_dims) && category_of(t.name) == Category::attn_v) ++k.n_attn_v;
@@ -207,7 +226,7 @@ std::vector<TensorChoice> plan_types(const std::vector<TensorShape>& tensors, co
           hit = &ov;
           break;
         }
-      want = hit != nullptr ? hit->type : preset_choice(t, c, o.preset, n_layer, n_expert, k);
+      want = hit != nullptr ? hit->type : preset_choice(t, c, o.preset, facts, k);
     }
     ch.wanted = want;
     ch.type = fallback_type(want, t.ne[0]);

@@ -18,7 +18,11 @@
 //   such layers (layer from the name); Q3_K_M: attn_v Q5_K for the first two,
 //   else Q4_K; ffn_down* Q5_K for layers < n/16 else Q4_K; attn_output Q4_K;
 //   models with exactly 8 experts: attn_v and attn_k Q8_0, and attn_output
-//   Q5_K (Q3_K_M, Q4_K_M).
+//   Q5_K (Q3_K_M, Q4_K_M, IQ4_XS).
+// - IQ4_XS: output Q6_K; attn_v Q5_K when n_head / n_head_kv >= 4; ffn_down*
+//   Q5_K in layers < n/8 when there is no imatrix; the rest IQ4_XS.
+// - MXFP4_MOE: every 3-D tensor (ne[2] > 1: the routed experts) MXFP4, every
+//   other quantisable tensor Q8_0, token_embd and output included.
 // - les-mixed: routed experts (ffn_{gate,up,down}_exps) Q3_K, every other
 //   quantisable tensor Q4_K, output and token_embd included.
 //   les-mixed-down4: the same with ffn_down_exps Q4_K.
@@ -40,13 +44,15 @@
 
 namespace les::quant {
 
-enum class Preset { q8_0, q4_k_m, q3_k_m, les_mixed, les_mixed_down4 };
+enum class Preset { q8_0, q4_k_m, q3_k_m, les_mixed, les_mixed_down4, iq4_xs, mxfp4_moe };
 
-// Parses "q8_0", "q4_k_m", "q3_k_m", "les-mixed", "les-mixed-down4" (any case).
+// Parses "q8_0", "q4_k_m", "q3_k_m", "les-mixed", "les-mixed-down4", "iq4_xs",
+// "mxfp4_moe" (any case).
 std::optional<Preset> preset_from_name(const std::string& name);
 const char* preset_name(Preset p);
 // general.file_type (llama_ftype) the preset records: 7 (MOSTLY_Q8_0), 15
-// (MOSTLY_Q4_K_M), 12 (MOSTLY_Q3_K_M); the les-mixed presets record 14
+// (MOSTLY_Q4_K_M), 12 (MOSTLY_Q3_K_M), 30 (MOSTLY_IQ4_XS), 38 (MOSTLY_MXFP4_MOE);
+// the les-mixed presets record 14
 // (MOSTLY_Q4_K_S), the base type of the recipe, as llama-quantize does for
 // the fixture's mixed file.
 uint32_t preset_file_type(Preset p);
@@ -85,9 +91,11 @@ struct TensorChoice {
 };
 
 // The type of every tensor, in order. n_layer: the model's block count;
-// n_expert: its expert count (0 dense).
+// n_expert: its expert count (0 dense); n_gqa: n_head / n_head_kv (IQ4_XS's
+// attn_v rule); has_imatrix: whether an importance matrix is given (IQ4_XS's
+// ffn_down rule).
 std::vector<TensorChoice> plan_types(const std::vector<TensorShape>& tensors, const PlanOptions& o, int n_layer,
-                                     int n_expert);
+                                     int n_expert, int n_gqa = 1, bool has_imatrix = false);
 
 // True if tensor `name` with `n_dims` dims may be quantised at all (see above).
 bool tensor_allows_quantization(const std::string& name, int n_dims);

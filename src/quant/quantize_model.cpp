@@ -60,6 +60,17 @@ void parallel_rows(int64_t n, int n_threads, F&& f) {
   for (auto& th : pool) th.join();
 }
 
+// The names of the types LES writes, in ggml's id order ("F32, F16, Q4_0, ...").
+std::string writable_type_names() {
+  std::string names;
+  for (uint32_t id = 0; id < kGgmlTypeCount; ++id) {
+    const auto t = ggml_type_traits(id);
+    if (!t || !kernels::weight_quantizer_available(static_cast<GgmlType>(id))) continue;
+    names += (names.empty() ? "" : ", ") + std::string(t->name);
+  }
+  return names;
+}
+
 // The refusals that need only the plan: input types, target types, imatrix.
 Status check_plan(const std::vector<gguf::TensorInfo>& tensors, const std::vector<TensorChoice>& plan,
                   const QuantizeParams& p, const std::string& in_path) {
@@ -76,7 +87,7 @@ Status check_plan(const std::vector<gguf::TensorInfo>& tensors, const std::vecto
                                     "original F16/BF16 file)");
     if (!kernels::weight_quantizer_available(c.type))
       return invalid_argument_error("tensor '" + t.name + "': LES cannot produce " + std::string(ggml_type_name(c.type)) +
-                                    " (it writes F32, F16, BF16, Q4_0..Q8_0, Q2_K..Q6_K and IQ4_NL/IQ4_XS)");
+                                    " (it writes " + writable_type_names() + ")");
   }
   if (p.imatrix == nullptr) return Status();
   for (const auto& [name, e] : p.imatrix->entries) {
@@ -187,7 +198,11 @@ Result<QuantizeReport> quantize_model(const std::string& in_path, const std::str
     return invalid_argument_error(in_path + " has LES's contiguous expert layout (les repack or les quantize "
                                   "--layout contiguous wrote it); quantise the original per-tensor file, with "
                                   "--layout contiguous for this layout");
-  const std::vector<TensorChoice> plan = plan_types(shapes, p.plan, n_layer, n_expert);
+  // n_head / n_head_kv (IQ4_XS's attn_v rule); 1 when either is missing or an array.
+  const auto n_head = in.get_uint_or(arch + ".attention.head_count", 0);
+  const auto n_head_kv = in.get_uint_or(arch + ".attention.head_count_kv", 0);
+  const int n_gqa = n_head.ok() && n_head_kv.ok() && *n_head_kv > 0 ? static_cast<int>(*n_head / *n_head_kv) : 1;
+  const std::vector<TensorChoice> plan = plan_types(shapes, p.plan, n_layer, n_expert, n_gqa, p.imatrix != nullptr);
   if (Status s = check_plan(in.tensors(), plan, p, in_path); !s.ok()) return s;
   std::vector<LayerExpertInfo> experts;  // contiguous layout only
   if (p.layout == OutputLayout::contiguous) {

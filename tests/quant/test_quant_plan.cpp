@@ -81,6 +81,56 @@ TEST_CASE("plan: llama-quantize's presets on the fixtures", "[quant]") {
   check_plan_matches("synthetic/qwen35moe-F16.gguf", "synthetic/qwen35moe-Q4_K_M.gguf", preset(Preset::q4_k_m));
 }
 
+namespace {
+
+// The types llama-quantize (81ff7abe) wrote for the trained F16 fixture with
+// IQ4_XS (without and with trained/imatrix-train.gguf) and MXFP4_MOE, read off
+// its output files (10-13 MB each, not shipped): `want(name)` per tensor.
+void check_plan_types(const PlanOptions& o, bool has_imatrix, GgmlType (*want)(const std::string&, bool)) {
+  LES_REQUIRE_FIXTURE(src, "trained/tiny-qwen3moe-F16.gguf");
+  const ModelShapes s = shapes_of(src);
+  const auto plan = plan_types(s.tensors, o, s.n_layer, s.n_expert, /*n_gqa=*/2, has_imatrix);
+  for (size_t i = 0; i < plan.size(); ++i) {
+    INFO(s.tensors[i].name);
+    CHECK(plan[i].type == want(s.tensors[i].name, has_imatrix));
+  }
+}
+
+bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+
+GgmlType iq4_xs_choice(const std::string& n, bool imatrix) {
+  if (has(n, "_norm") || has(n, "ffn_gate_inp")) return GgmlType::F32;
+  if (n == "output.weight") return GgmlType::Q6_K;
+  // 64 columns: IQ4_XS falls back to IQ4_NL; layer 0 (< n_layer / 8) wants Q5_K without imatrix -> Q5_1.
+  if (has(n, "ffn_down_exps")) return !imatrix && n.rfind("blk.0.", 0) == 0 ? GgmlType::Q5_1 : GgmlType::IQ4_NL;
+  return GgmlType::IQ4_XS;
+}
+
+GgmlType mxfp4_moe_choice(const std::string& n, bool) {
+  if (has(n, "_norm") || has(n, "ffn_gate_inp")) return GgmlType::F32;
+  return has(n, "_exps") ? GgmlType::MXFP4 : GgmlType::Q8_0;
+}
+
+}  // namespace
+
+TEST_CASE("plan: llama-quantize's IQ4_XS and MXFP4_MOE choices on the trained fixture", "[quant]") {
+  check_plan_types(preset(Preset::iq4_xs), false, iq4_xs_choice);
+  check_plan_types(preset(Preset::iq4_xs), true, iq4_xs_choice);
+  check_plan_types(preset(Preset::mxfp4_moe), false, mxfp4_moe_choice);
+  // IQ4_XS's attn_v rule (n_head / n_head_kv >= 4: Q5_K) and the 8-expert rules.
+  std::vector<TensorShape> t(3);
+  t[0] = {"blk.0.attn_v.weight", GgmlType::F16, 2, {256, 64, 1, 1}};
+  t[1] = {"blk.0.attn_output.weight", GgmlType::F16, 2, {256, 256, 1, 1}};
+  t[2] = {"blk.0.attn_k.weight", GgmlType::F16, 2, {256, 64, 1, 1}};
+  auto p = plan_types(t, preset(Preset::iq4_xs), 8, 32, 4, false);
+  CHECK(p[0].type == GgmlType::Q5_K);
+  CHECK(p[1].type == GgmlType::IQ4_XS);
+  p = plan_types(t, preset(Preset::iq4_xs), 8, 8, 2, false);
+  CHECK(p[0].type == GgmlType::Q8_0);
+  CHECK(p[1].type == GgmlType::Q5_K);
+  CHECK(p[2].type == GgmlType::Q8_0);
+}
+
 TEST_CASE("plan: les-mixed is the fixture's mixed recipe, fallbacks included", "[quant]") {
   check_plan_matches("trained/tiny-qwen3moe-F16.gguf", "trained/tiny-qwen3moe-mixed-exps-Q3_K-imat.gguf",
                      preset(Preset::les_mixed));
@@ -150,4 +200,8 @@ TEST_CASE("plan: fallbacks and parsing", "[quant]") {
   CHECK(preset_file_type(Preset::q4_k_m) == 15);
   CHECK(preset_file_type(Preset::q8_0) == 7);
   CHECK(preset_file_type(Preset::q3_k_m) == 12);
+  CHECK(preset_from_name("IQ4_XS") == Preset::iq4_xs);
+  CHECK(preset_from_name("mxfp4_moe") == Preset::mxfp4_moe);
+  CHECK(preset_file_type(Preset::iq4_xs) == 30);
+  CHECK(preset_file_type(Preset::mxfp4_moe) == 38);
 }

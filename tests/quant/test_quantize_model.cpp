@@ -130,7 +130,15 @@ TEST_CASE("quantize: refusals", "[quant]") {
   iq.plan.overrides.push_back(*parse_type_override("ffn_up_exps=iq2_xxs"));
   refused(f16, iq, "needs an importance matrix");
   iq.imatrix = &*im;
-  refused(f16, iq, "LES cannot produce IQ2_XXS");
+  QuantizeParams ints = params(Preset::les_mixed);
+  ints.plan.overrides.push_back(*parse_type_override("ffn_up_exps=i32"));
+  refused(f16, ints, "LES cannot produce I32 (it writes F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, ");
+  {
+    // The list names exactly the types LES writes.
+    const std::string msg = quantize_model(f16, out, ints).status().message();
+    CHECK_THAT(msg, Catch::Contains("IQ4_XS") && Catch::Contains("MXFP4") && Catch::Contains("IQ4_NL"));
+    CHECK_THAT(msg, !Catch::Contains("TQ1_0") && !Catch::Contains("Q8_K") && !Catch::Contains("Q8_1"));
+  }
   auto same = quantize_model(f16, f16, params(Preset::q8_0));
   REQUIRE_FALSE(same.ok());
   CHECK_THAT(same.status().message(), Catch::Contains("is the input file"));
