@@ -2,8 +2,8 @@
 // c in {k, k+2, 2k} and Linux I/O backend (pread, io_uring), the logits of a
 // prefill + decode run through StreamingExpertSource are bit-identical to the
 // resident run, on the trained fixtures (F16, Q4_K_M, mixed), a synthetic
-// qwen3moe and every qwen35moe fixture (hybrid linear attention, shared
-// expert, MTP block); with and without ready-first hand-out; in the original
+// qwen3moe, the trained model with IQ4_XS and MXFP4 experts, and every
+// qwen35moe fixture (hybrid linear attention, shared expert, MTP block); with and without ready-first hand-out; in the original
 // and the repacked (contiguous) expert layout. The smallest budget of every
 // qwen35moe fixture is at most 1 MiB.
 #include <catch2/catch.hpp>
@@ -14,6 +14,7 @@
 #include "sched/context_factory.h"
 #include "sched_test_util.h"
 #include "support/fixtures.h"
+#include "support/gguf_patch.h"
 
 using namespace les;
 using namespace les::sched;
@@ -199,6 +200,18 @@ constexpr const char* kQwen35moeFixtures[] = {"synthetic/qwen35moe-F16.gguf", "s
 TEST_CASE("streaming logits are bit-identical to resident: repacked (contiguous) trained F16", "[sched]") {
   LES_REQUIRE_FIXTURE(src_path, "trained/tiny-qwen3moe-F16.gguf");
   repacked_matrix(src_path, "sched-repacked-F16.gguf");
+}
+
+TEST_CASE("streaming logits are bit-identical to resident: IQ4_XS and MXFP4 experts", "[sched]") {
+  // The trained model with llama-quantize's IQ4_XS / MXFP4 expert tensors (support/gguf_patch.h),
+  // in its own layout and repacked.
+  for (const char* patch : {"trained-iq4_xs.patch.gguf", "trained-mxfp4_moe.patch.gguf"}) {
+    const std::string path = test::golden_patch_model("trained/tiny-qwen3moe-F16.gguf", patch);
+    if (path.empty()) return;
+    INFO(patch);
+    matrix_for(path);
+    repacked_matrix(path, std::string("sched-repacked-") + patch);
+  }
 }
 
 TEST_CASE("streaming logits are bit-identical to resident: qwen35moe fixtures", "[sched]") {
