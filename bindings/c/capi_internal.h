@@ -161,8 +161,28 @@ struct les_context {
   // One call at a time (context_use.h): every entry point but the any-thread
   // ones holds it for the call.
   mutable les::capi::InUse in_use;
-  // les_context_cancel(): pending until a les_generate() consumes it (les_generate.h).
+  // les_context_cancel(): pending until a call consumes it (les_generate.h).
   std::atomic<bool> cancel{false};
+  // The running les_generate()'s abort callback (les_generate_params), or NULL.
+  les_abort_callback call_abort = nullptr;
+  void* call_abort_user_data = nullptr;
+  // What stopped the last call that poll_interrupt() stopped.
+  enum class StoppedBy { nothing, cancel, abort_callback } stopped_by = StoppedBy::nothing;
+  // The Context's interrupt hook (Context::set_interrupt, polled between
+  // chunks and before each generated token): the running call's abort
+  // callback, then a les_context_cancel() request, which it consumes. Called
+  // only by the thread holding in_use.
+  bool poll_interrupt() {
+    if (call_abort != nullptr && call_abort(call_abort_user_data)) {
+      stopped_by = StoppedBy::abort_callback;
+      return true;
+    }
+    if (cancel.exchange(false, std::memory_order_relaxed)) {
+      stopped_by = StoppedBy::cancel;
+      return true;
+    }
+    return false;
+  }
   les::GenerateStats last_stats;
   uint64_t last_seed = 0;  // the sampler seed of the last les_generate()
   les_memory_plan memory_plan{};  // les_context_params.memory_limit_bytes' split (zeros without a limit)

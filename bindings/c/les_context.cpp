@@ -149,6 +149,7 @@ les_status les_context_create(les_model* model, const les_context_params* params
     handle->model = model->state;
     handle->ctx = std::move(ctx).value();
     handle->memory_plan = plan;
+    handle->ctx->set_interrupt([handle] { return handle->poll_interrupt(); });
     model->state->logger->debug("context created: n_ctx {}", handle->ctx->n_ctx());
     *out_ctx = handle;
     return LES_OK;
@@ -192,7 +193,13 @@ les_status decode(const char* fn, les_context* ctx, const les_token* tokens, int
         ctx->last_error.clear();
         if (tokens == nullptr || n <= 0)
           return fail(les::invalid_argument_error(std::string(fn) + ": tokens is NULL or n <= 0"), &ctx->last_error);
+        if (ctx->poll_interrupt())  // a cancel pending since before this call (les_context_cancel)
+          return fail(les::cancelled_error(std::string(fn) + ": cancelled by les_context_cancel() before it started"),
+                      &ctx->last_error);
         les::Status s = ctx->ctx->decode(std::span<const int32_t>(tokens, static_cast<size_t>(n)), all_logits);
+        if (s.code() == les::StatusCode::cancelled)
+          return fail(les::cancelled_error(std::string(fn) + ": cancelled by les_context_cancel() (" + s.message() + ")"),
+                      &ctx->last_error);
         if (!s.ok()) return fail(s, &ctx->last_error);
         return LES_OK;
       },

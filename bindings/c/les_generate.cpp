@@ -23,6 +23,8 @@ constexpr size_t kGenerateParamsV1 = offsetof(les_generate_params, prompt_tokens
 // speculative settings decode plainly: the defaults below).
 static_assert(offsetof(les_generate_params, lookup_ngram) > kGenerateParamsV1);
 constexpr size_t kSamplerParamsV1 = sizeof(les_sampler_params);
+// les_generate_params before abort_callback was appended (older callers get none).
+static_assert(offsetof(les_generate_params, abort_callback) > offsetof(les_generate_params, mtp));
 // The first les_generate_stats ended at decode_tokens_per_second.
 constexpr size_t kGenerateStatsV1 = offsetof(les_generate_stats, n_decoded);
 
@@ -68,6 +70,8 @@ les_generate_params les_generate_default_params(void) {
   p.draft_max = 8;
   p.draft_min = 0;
   p.mtp = false;
+  p.abort_callback = nullptr;
+  p.abort_user_data = nullptr;
   return p;
 }
 
@@ -128,19 +132,30 @@ les_status generate_common(les_context* ctx, const char* fn_name, const char* pr
                                                                            std::to_string(i) + "] is NULL"));
           gp.stop.emplace_back(p.stop[i]);
         }
-        // A cancel is pending until a generation consumes it (les_generate.h):
-        // one issued before this call started stops it here, before the prefill.
-        if (ctx->cancel.exchange(false, std::memory_order_relaxed)) {
+        // The call's abort callback joins les_context_cancel() in the
+        // Context's interrupt hook (les_context::poll_interrupt) for the call.
+        struct AbortScope {
+          les_context& c;
+          AbortScope(les_context& h, les_abort_callback f, void* ud) : c(h) {
+            c.call_abort = f;
+            c.call_abort_user_data = ud;
+            c.stopped_by = les_context::StoppedBy::nothing;
+          }
+          ~AbortScope() { c.call_abort = nullptr; }
+        } abort_scope(*ctx, p.abort_callback, p.abort_user_data);
+        // Why the call stopped early, for the message.
+        auto stopped_by = [&]() -> std::string {
+          return ctx->stopped_by == les_context::StoppedBy::abort_callback ? "the abort callback"
+                                                                           : "les_context_cancel()";
+        };
+        // A cancel is pending until a call consumes it (les_generate.h): one
+        // issued before this call started stops it here, before the prefill.
+        if (ctx->poll_interrupt()) {
           ctx->last_stats = les::GenerateStats();
           ctx->last_stats.stop_reason = les::StopReason::cancelled;
-          return err(les::cancelled_error(fn + ": cancelled by les_context_cancel() before it started"));
+          return err(les::cancelled_error(fn + ": cancelled by " + stopped_by() + " before it started"));
         }
-        bool cancelled_by_thread = false;
         les::TokenTextCallback on_token = [&](int32_t tok, std::string_view text) {
-          if (ctx->cancel.exchange(false, std::memory_order_relaxed)) {
-            cancelled_by_thread = true;
-            return false;
-          }
           if (callback == nullptr) return true;
           return callback(tok, text.data(), text.size(), user_data);
         };
@@ -149,8 +164,16 @@ les_status generate_common(les_context* ctx, const char* fn_name, const char* pr
           // The caller's prefill, then generation continues from the context.
           const auto t0 = std::chrono::steady_clock::now();
           les::Result<int32_t> n = custom->prefill(*ctx->ctx);
-          if (!n.ok()) return err(n.status().with_context(fn + ": prefill"));
           const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          if (n.status().code() == les::StatusCode::cancelled) {  // between chunks: nothing of the prompt kept
+            ctx->last_stats = les::GenerateStats();
+            ctx->last_stats.stop_reason = les::StopReason::cancelled;
+            ctx->last_stats.prefill_cancelled = true;
+            ctx->last_stats.prefill_seconds = secs;
+            return err(les::cancelled_error(fn + ": cancelled by " + stopped_by() +
+                                            " during the prompt's evaluation (nothing of it kept)"));
+          }
+          if (!n.ok()) return err(n.status().with_context(fn + ": prefill"));
           stats = les::generate_from_ids(*ctx->ctx, *ctx->model->tokenizer, *sampler, {}, gp, on_token);
           if (stats.ok()) {
             stats->n_prompt_tokens = *n;
@@ -170,7 +193,11 @@ les_status generate_common(les_context* ctx, const char* fn_name, const char* pr
         ctx->model->logger->info("generated {} tokens: prefill {:.1f} tok/s, decode {:.1f} tok/s ({})",
                                  stats->n_generated, stats->prefill_tok_per_s(), stats->decode_tok_per_s(),
                                  les::stop_reason_name(stats->stop_reason));
-        if (cancelled_by_thread) return err(les::cancelled_error(fn + ": cancelled by les_context_cancel()"));
+        if (stats->stop_reason == les::StopReason::cancelled && ctx->stopped_by != les_context::StoppedBy::nothing)
+          return err(les::cancelled_error(
+              fn + ": cancelled by " + stopped_by() +
+              (stats->prefill_cancelled ? std::string(" during the prompt's evaluation (nothing of it kept)")
+                                        : " after " + std::to_string(stats->n_generated) + " generated tokens")));
         if (stats->stop_reason == les::StopReason::cancelled)
           return err(les::cancelled_error(fn + ": the token callback returned false after " +
                                           std::to_string(stats->n_generated) + " generated tokens"));

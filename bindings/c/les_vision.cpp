@@ -208,7 +208,11 @@ les_status les_context_append_image(les_context* ctx, const les_image* image) {
                                              " positions but the context has room for " +
                                              std::to_string(c.n_ctx() - c.n_tokens()) + " (n_ctx " +
                                              std::to_string(c.n_ctx()) + ")"));
+        if (ctx->poll_interrupt())  // a cancel pending since before this call (les_context_cancel)
+          return err(les::cancelled_error("cancelled by les_context_cancel() before it started"));
         s = c.decode_mixed(mixed->tokens, mixed->embd);
+        if (s.code() == les::StatusCode::cancelled)
+          return err(les::cancelled_error("cancelled by les_context_cancel() (" + s.message() + ")"));
         if (!s.ok()) return err(s);
         return LES_OK;
       },

@@ -192,10 +192,12 @@ LES_API void les_context_free(les_context *ctx);
 LES_API const char *les_context_last_error(const les_context *ctx);
 
 /* Appends n tokens at positions n_past .. n_past + n - 1 and runs the forward
- * pass; afterwards les_context_logits() gives the last token's logits.
+ * pass (in chunks of n_batch tokens); afterwards les_context_logits() gives
+ * the last token's logits.
  * Errors (state unchanged, nothing appended): LES_ERR_INVALID_ARGUMENT (NULL,
  * n <= 0, token id out of range, the context in use), LES_ERR_CONTEXT_FULL
- * (n_past + n > n_ctx). */
+ * (n_past + n > n_ctx), LES_ERR_CANCELLED (les_context_cancel(): pending when
+ * the call starts, or issued while it runs: seen between two chunks). */
 LES_API les_status les_context_decode(les_context *ctx, const les_token *tokens, int32_t n);
 
 /* Logits of the last decoded token: n_vocab floats (index = token id), owned
@@ -241,12 +243,15 @@ LES_API les_status les_context_reset(les_context *ctx);
  * changes then. Thread-compatible (one thread per context). */
 LES_API les_status les_context_trim(les_context *ctx, int32_t n_keep);
 
-/* Asks the les_generate() running on this context to stop after the current
- * token, or, when none runs, the next one to return at once: the cancel stays
- * pending until a les_generate() consumes it (LES_ERR_CANCELLED; see
- * les_generate.h), so a cancel issued just before a generation starts is not
- * lost. Thread-safe: may be called from any thread. Async-signal-safe (one
- * lock-free atomic store), so a SIGINT handler may call it. */
+/* Asks the call running on this context to stop: les_generate*() before
+ * its next chunk of prompt tokens or before its next token is committed,
+ * les_context_decode*() and les_context_append_image() before their next
+ * chunk of n_batch rows (LES_ERR_CANCELLED, nothing of that call's input kept;
+ * a call of one chunk completes). When none runs, the next one returns
+ * LES_ERR_CANCELLED at once: the cancel stays pending until a call consumes
+ * it (see les_generate.h), so a cancel issued just before a generation starts
+ * is not lost. Thread-safe: may be called from any thread. Async-signal-safe
+ * (one lock-free atomic store), so a SIGINT handler may call it. */
 LES_API void les_context_cancel(les_context *ctx);
 
 #ifdef __cplusplus

@@ -25,6 +25,13 @@ extern "C" {
  * les_generate() then returns LES_ERR_CANCELLED. */
 typedef bool (*les_token_callback)(les_token token, const char *piece, size_t piece_len, void *user_data);
 
+/* Polled by a running les_generate() (les_generate_params.abort_callback) on
+ * its thread: before its prompt is evaluated, between the prompt's chunks of
+ * n_batch tokens and before each generated token is committed. Return true to
+ * stop the call as les_context_cancel() would (LES_ERR_CANCELLED); it may be
+ * polled again afterwards. */
+typedef bool (*les_abort_callback)(void *user_data);
+
 typedef struct les_generate_params {
   uint32_t struct_size;        /* sizeof(les_generate_params); set by les_generate_default_params() */
   int32_t n_predict;           /* max tokens to generate; default 128 */
@@ -77,6 +84,12 @@ typedef struct les_generate_params {
                                   without it leave it without drafts (plain decoding, still exact).
                                   Only one drafter: with lookup_ngram > 0 or draft_model,
                                   LES_ERR_INVALID_ARGUMENT. Default false */
+  /* --- appended in 0.2.1 (after mtp): older callers' struct_size ends above: no abort callback. --- */
+  les_abort_callback abort_callback; /* NULL (default), or polled as les_abort_callback says: a stop
+                                  request scoped to this call (unlike les_context_cancel(), which
+                                  stays pending until a call consumes it), e.g. an interactive
+                                  app's Ctrl-C flag, or a server's "the client went away" */
+  void *abort_user_data;       /* passed to abort_callback */
 } les_generate_params;
 
 LES_API les_generate_params les_generate_default_params(void);
@@ -145,13 +158,20 @@ LES_API les_status les_model_check_draft(const les_model *target, const les_mode
  * n_predict tokens, streaming each through `callback` (may be NULL). Stops at
  * EOS (unless ignore_eos), a stop string or n_predict (LES_OK), or:
  * - the callback returning false: LES_ERR_CANCELLED, "the token callback
- *   returned false" (the text delivered so far is complete up to that token);
- * - les_context_cancel(): LES_ERR_CANCELLED at the next token. A cancel is
- *   never lost: one issued while no les_generate() runs on the context (or
- *   after the running one's last token) stays pending, and the next
- *   les_generate() returns LES_ERR_CANCELLED at once without decoding
- *   anything (n_past unchanged, no callback). Each cancel stops one
- *   generation; les_context_decode() neither sees nor clears it;
+ *   returned false" (the text delivered so far is complete up to that token,
+ *   which is kept and counted);
+ * - les_context_cancel() or params->abort_callback: LES_ERR_CANCELLED between
+ *   two chunks of n_batch prompt tokens (the prefill then keeps nothing of
+ *   this prompt: n_past and the pending token as before the call,
+ *   n_prompt_tokens 0) or before the next generated token is committed: every
+ *   token counted in n_generated and kept in the context was delivered to the
+ *   callback (delivered == counted == kept), and held-back text is still
+ *   delivered (token -1). A cancel is never lost: one issued while no call
+ *   runs on the context (or after the running one's last check) stays
+ *   pending, and the next call that evaluates tokens (les_generate*,
+ *   les_context_decode*, les_context_append_image) returns LES_ERR_CANCELLED
+ *   at once without decoding anything (n_past unchanged, no callback). Each
+ *   cancel stops one call;
  * - a full context: LES_ERR_CONTEXT_FULL after delivering what fit; a prompt
  *   that does not fit in the room left (n_ctx - n_past) is also
  *   LES_ERR_CONTEXT_FULL, before anything is decoded (as les_context_decode).

@@ -131,9 +131,10 @@ LES_API void les_image_free(les_image *image);
  * filled from embedding rows. Errors (the context unchanged and usable):
  * LES_ERR_INVALID_ARGUMENT (NULL; the image was encoded by a les_vision of
  * another les_model), LES_ERR_CONTEXT_FULL (fewer than les_image_n_tokens()
- * positions left; the message gives both), decode errors (I/O while
- * streaming experts: the context is rolled back to where it was). Same thread
- * rules as the context. */
+ * positions left; the message gives both), LES_ERR_CANCELLED
+ * (les_context_cancel(), as for les_context_decode()), decode errors (I/O
+ * while streaming experts: the context is rolled back to where it was). Same
+ * thread rules as the context. */
 LES_API les_status les_context_append_image(les_context *ctx, const les_image *image);
 
 /* les_generate() with images: `prompt` holds one LES_MEDIA_MARKER

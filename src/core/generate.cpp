@@ -75,6 +75,13 @@ Result<GenerateStats> generate_from_ids(Context& ctx, const Tokenizer& tokenizer
   auto t0 = Clock::now();
   if (!prompt_tokens.empty() || has_pending) {
     Status s = ctx.decode(prompt_tokens);
+    if (s.code() == StatusCode::cancelled) {  // interrupted between chunks: nothing of the prompt kept
+      st.n_prompt_tokens = 0;
+      st.prefill_seconds = seconds_since(t0);
+      st.stop_reason = StopReason::cancelled;
+      st.prefill_cancelled = true;
+      return st;
+    }
     if (!s.ok()) return s.with_context("prefill");
   }
   std::vector<int32_t> seq;  // the whole sequence so far, the conversation's earlier turns too (drafters search it)
@@ -114,6 +121,17 @@ Result<GenerateStats> generate_from_ids(Context& ctx, const Tokenizer& tokenizer
   for (int32_t i = 0; params.n_predict < 0 || i < params.n_predict; ++i) {
     int32_t tok;
     evaluated_pos = -1;
+    // An interrupt (Context::set_interrupt) stops here, before the next token
+    // is committed: every token counted and kept was delivered. Accepted
+    // drafts not delivered yet leave the context (their positions go).
+    if (ctx.interrupt_requested()) {
+      st.stop_reason = StopReason::cancelled;
+      if (next_ready < ready.size()) {
+        const int32_t keep = first_pos + std::min(static_cast<int32_t>(next_ready), n_evaluated);
+        if (keep < ctx.n_past()) LES_RETURN_IF_ERROR(ctx.trim(keep));
+      }
+      break;
+    }
     if (next_ready < ready.size()) {  // already sampled (and accepted) by the verifier
       const int32_t j = static_cast<int32_t>(next_ready++);
       tok = ready[static_cast<size_t>(j)];

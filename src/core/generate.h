@@ -6,13 +6,21 @@
 //            empty; control-token texts parsed iff parse_special)
 //   ctx.decode(tokens)                                   <- prefill (batched; evaluates
 //                                                           a pending token first)
-//   repeat: t = sampler.sample(ctx.logits()); sampler.accept(t)
+//   repeat: stop if ctx.interrupt_requested()            <- before a token is committed
+//           t = sampler.sample(ctx.logits()); sampler.accept(t)
 //           stop if t is end-of-generation (EOS/EOG) and !ignore_eos (t not emitted)
 //           text = detokenizer.push(t)   (incomplete UTF-8 held back)
 //           emit text, holding back any tail that could begin a stop string
 //           stop at a stop string (its text and what follows are not emitted),
 //           at n_predict tokens, on a full context, or when the callback returns false
 //           ctx.decode({t})                              <- decode
+// Cancellation (Context::set_interrupt; les_context_cancel in the C ABI): the
+// prefill stops between its chunks and keeps nothing of the prompt
+// (n_prompt_tokens 0); the decode phase stops before the next token is
+// committed, so every token counted (n_generated) and kept in the context was
+// delivered to the callback first; held-back text is still flushed. Both end
+// with StopReason::cancelled (success, as every stop). A callback returning
+// false stops after its token, which it was given: that token is kept.
 // The context's last tokens (as many as the penalty window holds) and the
 // prompt's are accepted into the sampler first, so a continuation samples as
 // one long generation would.
@@ -84,6 +92,7 @@ struct GenerateStats {
                                     // speculative step with its drafting); sampling, detokenizing,
                                     // stop strings and the callback are the rest
   StopReason stop_reason = StopReason::n_predict;
+  bool prefill_cancelled = false;   // interrupted while evaluating the prompt (nothing of it kept)
   std::vector<int32_t> tokens;      // the generated token ids
 
   double prefill_tok_per_s() const { return prefill_seconds > 0 ? n_prompt_tokens / prefill_seconds : 0; }

@@ -5,6 +5,8 @@
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -62,4 +64,36 @@ TEST_CASE("les run: a second signal exits at once, without the summary", "[cli][
   CHECK(child.err().find("interrupted") != std::string::npos);
   CHECK(child.err().find("(stop: cancelled)") == std::string::npos);
   CHECK(child.err().find("les run: peak RSS") == std::string::npos);
+}
+
+TEST_CASE("les run: a signal during a long prefill stops it within one chunk, keeping nothing", "[cli][signal]") {
+  // Issue 36, defect 3: the prompt was evaluated whole before the signal was
+  // seen (a 245k-token prompt ran 13 minutes after SIGTERM), and then one
+  // token was counted and never shown ("generated 1" with no text).
+  LES_REQUIRE_FIXTURE(model, "trained/tiny-qwen3moe-Q4_K_M.gguf");
+  std::string text;
+  while (text.size() < 120000) text += "It is a truth universally acknowledged, that a single man in possession ";
+  const std::string prompt = les::test::temp_dir() + "/long-prompt.txt";
+  FILE* f = std::fopen(prompt.c_str(), "wb");
+  REQUIRE(f != nullptr);
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  for (int sig : {SIGINT, SIGTERM}) {
+    INFO("signal " << sig);
+    ChildProcess child({les::test::les_binary(), "run", "-m", model, "--temp", "0", "-n", "4", "-c", "32768", "-t",
+                        "1", "-f", prompt});
+    REQUIRE(child.wait_for_stderr(", n_ctx 32768, seed", 120));  // the banner: the prefill starts next
+    const auto t0 = std::chrono::steady_clock::now();
+    child.signal(sig);
+    REQUIRE(child.wait(120));
+    const double after_signal = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    INFO("stderr: " << child.err() << "\nexited " << after_signal << " s after the signal");
+    CHECK(child.term_signal() == 0);
+    CHECK(child.exit_code() == 128 + sig);
+    CHECK(child.err().find("prompt tokens 0, generated 0 (stop: cancelled)") != std::string::npos);
+    CHECK(child.out().empty());  // nothing generated, nothing printed
+    // One 512-token chunk of this model takes well under a second on one
+    // thread; the whole prompt (~25k tokens) takes tens of seconds.
+    CHECK(after_signal < 5.0);
+  }
 }

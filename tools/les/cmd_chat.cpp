@@ -37,7 +37,8 @@
 // encoder never runs again. An image that cannot be read is reported and not
 // attached; the chat goes on. /reset drops the conversation's images and any
 // attached ones.
-// Ctrl-C while an answer streams stops it (a flag the token callback reads:
+// Ctrl-C while an answer streams stops it, also during its prompt's
+// evaluation (a flag les_generate polls through its abort callback:
 // a Ctrl-C that arrives as the answer ends is dropped with that answer and
 // never stops the next one); Ctrl-C at the prompt or Ctrl-D (end of input)
 // leaves. The prompt marker and statistics go
@@ -80,8 +81,9 @@ struct ChatOptions {
   bool stats = false;
 };
 
-// Set by Ctrl-C while an answer streams; the token callback stops the answer
-// when it sees it, and each answer starts with it clear. (Not
+// Set by Ctrl-C while an answer streams; les_generate polls it through the
+// abort callback (between the prompt's chunks and before each token is
+// committed), and each answer starts with it clear. (Not
 // les_context_cancel(): a cancel stays pending until a generation consumes it,
 // so one arriving after the last token was checked would stop the next answer
 // before its first token.)
@@ -90,6 +92,8 @@ static_assert(std::atomic<bool>::is_always_lock_free);  // async-signal-safe
 
 extern "C" void on_sigint(int) { g_stop_answer.store(true); }
 
+bool stop_requested(void*) { return g_stop_answer.load(); }
+
 // An answer as it streams: its text and its delivered tokens.
 struct Answer {
   std::string text;
@@ -97,7 +101,6 @@ struct Answer {
 };
 
 bool print_piece(les_token token, const char* piece, size_t len, void* user_data) {
-  if (g_stop_answer.load()) return false;  // Ctrl-C: LES_ERR_CANCELLED, this piece not shown
   const std::string text = valid_utf8(std::string_view(piece, len));
   auto* answer = static_cast<Answer*>(user_data);
   answer->text.append(piece, len);
@@ -230,6 +233,7 @@ struct Chat {
     les_generate_params gp = generate_params(o.sampling, stops);
     gp.sampler.seed += n_turns++;  // reproducible per seed, a different random sequence every turn
     apply_speculative_options(o.speculative, draft, gp);
+    gp.abort_callback = stop_requested;
     reused = static_cast<int32_t>(keep);
     gp.prompt_tokens = ids.data() + keep;
     gp.n_prompt_tokens = static_cast<int32_t>(ids.size() - keep);
@@ -246,6 +250,7 @@ struct Chat {
     les_generate_params gp = generate_params(o.sampling, stops);
     gp.sampler.seed += n_turns++;
     apply_speculative_options(o.speculative, draft, gp);
+    gp.abort_callback = stop_requested;
     Answer reply;
     const les_status st = answer_with_images(text, gp, &reply);
     std::fputc('\n', stdout);

@@ -148,6 +148,9 @@ int run(RunOptions o) {
   if (o.vision.enabled())
     if (int rc = load_vision(kTool, o.vision, model.p, m.n_threads, vision)) return rc;
   if (int rc = create_context(kTool, o.model, model, ctx, &streaming, draft.p, vision.p)) return rc;
+  // From here a signal cancels the context (pending until les_generate consumes it), so one that
+  // arrives while the images are encoded or the prompt rendered also stops the run.
+  InterruptScope interrupt(ctx.p, kTool, kStopAfterToken);
   // Before the model line, as in les chat: a template warning comes first.
   if (o.chat)
     if (int rc = resolve_chat_template(kTool, model.p, o.chat_template)) return rc;
@@ -179,7 +182,6 @@ int run(RunOptions o) {
   apply_speculative_options(o.speculative, draft.p, gp);
   Output out;
   out.json = o.json;
-  InterruptScope interrupt(ctx.p, kTool, kStopAfterToken);
   const les_status st =
       images.empty() ? les_generate(ctx.p, o.prompt.c_str(), &gp, print_piece, &out)
                      : les_generate_with_images(ctx.p, o.prompt.c_str(), image_ptrs.data(),

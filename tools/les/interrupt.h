@@ -57,7 +57,8 @@ class InterruptScope {
 };
 
 // The notes of the kinds of subcommand.
-inline constexpr const char* kStopAfterToken = ": stopping after the current token (interrupt again to exit at once)";
+inline constexpr const char* kStopAfterToken =
+    ": stopping at the next token or prompt chunk (interrupt again to exit at once)";
 inline constexpr const char* kStopAtNextStep = "; stopping at the next step (again to exit at once)";
 
 // For OnSignal::exit_at_once: "; OUT not written" (for a writer of `out`).

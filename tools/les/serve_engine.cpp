@@ -71,6 +71,23 @@ bool on_token(les_token token, const char* piece, size_t len, void* user_data) {
   return true;
 }
 
+// The generation's abort callback (les_generate_params): polled between the
+// prompt's chunks and before each token, so a long prompt stops within one
+// chunk when the server stops or the client goes away (an empty emit checks
+// the connection).
+bool abort_requested(void* user_data) {
+  auto* s = static_cast<CallbackState*>(user_data);
+  if (s->stop_flag->load()) {
+    s->stopped_by_server = true;
+    return true;
+  }
+  if (!(*s->emit)(std::string_view())) {
+    s->client_gone = true;
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Engine::Engine(les_model* model, les_context* ctx, EngineSettings settings, int max_waiting)
@@ -158,6 +175,8 @@ GenerationOutcome Engine::run(const GenerationJob& job, const std::function<bool
   les_generate_params gp = generate_params(job.sampling, stops);
   apply_speculative_options(settings_.speculative, settings_.draft, gp);
   CallbackState cb{&emit, &stop_flag_, false, false, {}, {}};
+  gp.abort_callback = abort_requested;
+  gp.abort_user_data = &cb;
   les_status st = LES_OK;
   // Whether the context holds exactly held_text_ with held_images_, which this
   // chat with images continues (see the top of serve_engine.h).

@@ -129,24 +129,28 @@ Status Context::decode_rows(std::span<const int32_t> caller_tokens, const float*
   if (all_logits) all.resize(static_cast<size_t>(n) * n_vocab);
   if (params_.output_hidden) hidden.resize(static_cast<size_t>(n * E));
   const float* chunk_embd = embd;  // the next embedding row
+  // A failed or interrupted call drops the chunks it already appended (and the recurrent updates).
+  auto abandon = [&](Status st) {
+    if (!seq_.restore(n_past0).ok()) {
+      reset();
+      st = st.with_context("the sequence was reset (its recurrent state could not return to position " +
+                           std::to_string(n_past0) + ")");
+    }
+    if (own_checkpoint) seq_.drop_checkpoint();
+    return st;
+  };
   for (int64_t c0 = 0; c0 < n; c0 += params_.n_batch) {
     const int64_t m = std::min<int64_t>(params_.n_batch, n - c0);
     const bool last_chunk = c0 + m == n;
+    if (c0 > 0 && !rows_as_decode && interrupt_requested())
+      return abandon(cancelled_error("decode: interrupted after " + std::to_string(c0) + " of " +
+                                     std::to_string(n) + " rows (none kept)"));
     chunk_logits_.resize(static_cast<size_t>(all_logits ? m : 1) * n_vocab);
     const auto chunk = tokens.subspan(static_cast<size_t>(c0), static_cast<size_t>(m));
     Status st = forward_batch(model_, seq_, expert_source(), chunk, all_logits, chunk_logits_.data(), scratch_,
                               &observers_, params_.output_hidden ? hidden.data() + c0 * E : nullptr, chunk_embd);
     if (chunk_embd != nullptr) chunk_embd += std::count(chunk.begin(), chunk.end(), kEmbeddingToken) * E;
-    if (!st.ok()) {
-      // Drop the chunks of this call already appended (and the recurrent updates).
-      if (!seq_.restore(n_past0).ok()) {
-        reset();
-        st = st.with_context("the sequence was reset (its recurrent state could not return to position " +
-                             std::to_string(n_past0) + ")");
-      }
-      if (own_checkpoint) seq_.drop_checkpoint();
-      return st;
-    }
+    if (!st.ok()) return abandon(st);
     seq_.advance(static_cast<int32_t>(m));
     if (all_logits) std::memcpy(all.data() + c0 * n_vocab, chunk_logits_.data(), chunk_logits_.size() * sizeof(float));
     if (last_chunk) {

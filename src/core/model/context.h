@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -65,7 +66,8 @@ class Context {
   // (token-major; `tokens` only, never the pending token's row; likewise
   // hidden_all()). Errors: invalid_argument (no tokens and none pending, token
   // id out of range), context_full (n_tokens() + n > n_ctx; nothing appended),
-  // errors of the expert source. On error, n_past(), pending(), the sequence
+  // errors of the expert source, cancelled (set_interrupt: between chunks).
+  // On error, n_past(), pending(), the sequence
   // state (KV cache and recurrent state: rolled back) and the logits are
   // unchanged (if a recurrent state cannot return, the context is reset and
   // the message says so).
@@ -166,6 +168,20 @@ class Context {
   Result<std::vector<uint8_t>> save_state() const;
   Status load_state(std::span<const uint8_t> bytes);
 
+  // Interrupting a long decode (a prefill of many chunks): `f` is polled
+  // between the forward chunks of every decode (never before the first, so a
+  // decode of at most n_batch rows, e.g. one token, always completes; never
+  // inside a speculative verify pass, rows_as_decode) and by callers between
+  // their own steps (interrupt_requested();
+  // the generation loop before each token). Returning true stops the decode:
+  // cancelled, with nothing of it kept (as any decode error: n_past(),
+  // pending(), the sequence state and the logits unchanged). The hook may
+  // consume what it reports (a cancel request is one-shot). Empty (default):
+  // never interrupted. Called on the decoding thread.
+  using Interrupt = std::function<bool()>;
+  void set_interrupt(Interrupt f) { interrupt_ = std::move(f); }
+  bool interrupt_requested() const { return interrupt_ && interrupt_(); }
+
   // Debug hook: called per MoE layer with the router's decisions (tests, statistics).
   void set_router_observer(RouterObserver obs) { observers_.router = std::move(obs); }
   // Called per weight matrix with its input rows (forward_observers.h; the imatrix).
@@ -194,6 +210,7 @@ class Context {
   ContextParams params_;
   std::unique_ptr<ExpertSource> own_experts_;  // null: the model's resident experts
   ForwardObservers observers_;
+  Interrupt interrupt_;
   std::unique_ptr<kernels::ThreadPool> pool_;  // owned: matmul row splits
   ForwardScratch scratch_;
   std::vector<float> logits_;      // n_vocab
