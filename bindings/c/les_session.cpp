@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "capi_internal.h"
+#include "core/model/session_state.h"
+#include "util/bounded_read.h"
 
 using les::capi::Access;
 using les::capi::ContextUse;
@@ -32,17 +34,19 @@ les::Status write_file(const std::string& path, const std::vector<uint8_t>& byte
   return les::Status();
 }
 
-les::Result<std::vector<uint8_t>> read_file(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return les::io_error("cannot open '" + path + "': " + std::strerror(errno));
-  std::vector<uint8_t> out;
-  uint8_t buf[1 << 16];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.insert(out.end(), buf, buf + n);
-  const bool failed = std::ferror(f) != 0;
-  std::fclose(f);
-  if (failed) return les::io_error("cannot read '" + path + "'");
-  return out;
+// A saved state file, read with a bound (util/bounded_read.h): a regular file
+// of at most the largest state `c` can hold, its magic checked before the rest
+// is read (/dev/zero, a FIFO, a model file or a huge sparse file are refused
+// before they take memory).
+les::Result<std::string> read_state_file(const std::string& path, const les::Context& c) {
+  les::BoundedRead r;
+  r.what = "session state";
+  r.max_bytes = c.max_state_bytes();
+  r.max_reason = "the largest state a context of n_ctx " + std::to_string(c.n_ctx()) + " holds";
+  r.regular_only = true;
+  r.head_bytes = les::kSessionStateMagicBytes;
+  r.check_head = [](std::span<const uint8_t> head) { return les::check_state_magic(head); };
+  return les::read_bounded(path, r);
 }
 
 }  // namespace
@@ -158,9 +162,10 @@ les_status les_context_state_load_file(les_context* ctx, const char* path) {
         ctx->last_error.clear();
         if (path == nullptr)
           return fail(les::invalid_argument_error("les_context_state_load_file: path is NULL"), &ctx->last_error);
-        auto bytes = read_file(path);
+        auto bytes = read_state_file(path, *ctx->ctx);
         if (!bytes.ok()) return fail(bytes.status(), &ctx->last_error);
-        les::Status s = ctx->ctx->load_state(*bytes);
+        les::Status s = ctx->ctx->load_state(
+            std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()));
         if (!s.ok()) return fail(s.with_context(path), &ctx->last_error);
         return LES_OK;
       },

@@ -51,8 +51,14 @@ LES_API les_status les_context_state_save(const les_context *ctx, void *buf, siz
 LES_API les_status les_context_state_load(les_context *ctx, const void *buf, size_t size);
 
 /* The same through a file: written to PATH.tmp then renamed over PATH (a
- * crash never leaves a partial file under PATH); read whole. I/O failures:
- * LES_ERR_IO naming the path. */
+ * crash never leaves a partial file under PATH); read whole, with a bound:
+ * the file must be a regular file (a FIFO, a device such as /dev/zero or a
+ * directory is LES_ERR_INVALID_ARGUMENT, refused before anything is read or
+ * waited for), its first bytes must be a state's magic (LES_ERR_FORMAT before
+ * the rest is read: e.g. a model file), and it must be at most the largest
+ * state a context of this n_ctx holds (LES_ERR_INVALID_ARGUMENT naming that
+ * size, from the file's size, before reading). I/O failures: LES_ERR_IO naming
+ * the path. */
 LES_API les_status les_context_state_save_file(const les_context *ctx, const char *path);
 LES_API les_status les_context_state_load_file(les_context *ctx, const char *path);
 

@@ -9,6 +9,7 @@
 
 #include "core/gguf/gguf_reader.h"
 #include "core/gguf/gguf_writer.h"
+#include "util/bounded_read.h"
 
 namespace les::quant {
 namespace {
@@ -176,15 +177,14 @@ Status Imatrix::accumulate(const std::string& name, int64_t mat, int64_t n_mat, 
 }
 
 Result<Imatrix> read_imatrix(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return io_error("cannot open imatrix " + path + ": " + std::strerror(errno));
-  std::string bytes;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
-  const bool err = std::ferror(f) != 0;
-  std::fclose(f);
-  if (err) return io_error("cannot read imatrix " + path);
+  // A regular file of at most kMaxImatrixBytes (util/bounded_read.h): /dev/zero
+  // or a FIFO is refused before anything is read.
+  BoundedRead r;
+  r.what = "imatrix";
+  r.max_bytes = kMaxImatrixBytes;
+  r.max_reason = "the limit of an imatrix file";
+  r.regular_only = true;
+  LES_ASSIGN_OR_RETURN(const std::string bytes, read_bounded(path, r));
   if (bytes.size() >= 4 && bytes.compare(0, 4, "GGUF") == 0) return read_gguf(path);
   return read_dat(path, bytes);
 }

@@ -49,9 +49,16 @@ struct Imatrix {
                     int64_t n_cols);
 };
 
+// The largest imatrix file read_imatrix() takes: 4 GiB (an imatrix holds one
+// float per input column of every matrix and expert: a small fraction of its
+// model's weights, which are themselves bytes per column and row).
+inline constexpr uint64_t kMaxImatrixBytes = 4ull << 30;
+
 // Reads either format (GGUF when the file starts with "GGUF"). Errors: io,
-// format (naming the entry and what is wrong: a .in_sum2 without .counts,
-// sizes that disagree, negative counts, non-finite values, truncation).
+// invalid_argument (not a regular file: a FIFO, a device; larger than
+// kMaxImatrixBytes), format (naming the entry and what is wrong: a .in_sum2
+// without .counts, sizes that disagree, negative counts, non-finite values,
+// truncation).
 Result<Imatrix> read_imatrix(const std::string& path);
 
 // Writes GGUF (to path.tmp, then renamed). Errors: io.

@@ -1,6 +1,8 @@
 // Importance-matrix files (quant/imatrix_file.h): llama-imatrix's GGUF file
 // of the trained fixture reads with its metadata; GGUF and legacy .dat round
 // trips keep every per-column mean; malformed files are refused by name.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -117,4 +119,19 @@ TEST_CASE("imatrix: accumulation per matrix and expert", "[quant]") {
   CHECK(m[8] == 9.0f);  // expert 2, column 2: (9 + 9) / 2
   CHECK_FALSE(im.accumulate("blk.0.ffn_up_exps.weight", 0, 4, rows, 1, 2).ok());  // another width
   CHECK_FALSE(im.accumulate("blk.0.ffn_up_exps.weight", 4, 4, rows, 1, 3).ok());  // expert out of range
+}
+
+TEST_CASE("imatrix: /dev/zero and a FIFO are refused before anything is read (issue 36)", "[quant]") {
+  // Before, read_imatrix read /dev/zero until memory ran out and waited
+  // forever on a FIFO without a writer.
+  auto zero = read_imatrix("/dev/zero");
+  REQUIRE_FALSE(zero.ok());
+  CHECK(zero.status().code() == StatusCode::invalid_argument);
+  CHECK(zero.status().message().find("character device") != std::string::npos);
+  const std::string fifo = les::test::temp_dir() + "/imatrix.fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  auto f = read_imatrix(fifo);  // returns at once: the FIFO is not waited on
+  REQUIRE_FALSE(f.ok());
+  CHECK(f.status().message().find("FIFO") != std::string::npos);
+  std::remove(fifo.c_str());
 }

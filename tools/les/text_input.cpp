@@ -1,27 +1,17 @@
 // Prompt files and terminal-safe text; see text_input.h.
 #include "les/text_input.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-
 #include "core/tokenizer/utf8.h"
+#include "util/bounded_read.h"
 
 namespace les::tool {
 
 Result<std::string> read_prompt_file(const std::string& path) {
-  const bool std_in = path == "-";
-  std::FILE* f = std_in ? stdin : std::fopen(path.c_str(), "rb");
-  const std::string name = std_in ? std::string("standard input") : "'" + path + "'";
-  if (f == nullptr) return io_error("cannot open prompt file " + name + ": " + std::strerror(errno));
-  std::string text;
-  char buf[65536];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-  const bool failed = std::ferror(f) != 0;
-  const int err = errno;
-  if (!std_in) std::fclose(f);
-  if (failed) return io_error("cannot read prompt file " + name + ": " + std::strerror(err));
+  BoundedRead r;
+  r.what = "prompt file";
+  r.max_bytes = kMaxPromptFileBytes;
+  r.max_reason = "the limit of a prompt file";
+  LES_ASSIGN_OR_RETURN(std::string text, read_bounded(path, r, /*allow_stdin=*/true));
   if (!text.empty() && text.back() == '\n') {
     text.pop_back();
     if (!text.empty() && text.back() == '\r') text.pop_back();

@@ -167,6 +167,9 @@ class Context {
   // context is unchanged. Defined in session_state.cpp.
   Result<std::vector<uint8_t>> save_state() const;
   Status load_state(std::span<const uint8_t> bytes);
+  // The size of save_state() for a context holding n_ctx() positions: the
+  // largest state this context can load (a file reader's bound).
+  uint64_t max_state_bytes() const;
 
   // Interrupting a long decode (a prefill of many chunks): `f` is polled
   // between the forward chunks of every decode (never before the first, so a

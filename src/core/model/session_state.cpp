@@ -156,6 +156,31 @@ uint64_t model_fingerprint(const Model& model) {
   return f.h;
 }
 
+Status check_state_magic(std::span<const uint8_t> head) {
+  if (head.size() < sizeof kMagic || std::memcmp(head.data(), kMagic, sizeof kMagic) != 0) {
+    const bool gguf = head.size() >= 4 && std::memcmp(head.data(), "GGUF", 4) == 0;
+    return format_error(std::string("not a LES session state (no LESSTATE magic at its start") +
+                        (gguf ? "; it is a GGUF file, e.g. a model)" : ")"));
+  }
+  return Status();
+}
+
+uint64_t Context::max_state_bytes() const {
+  // save_state()'s layout with n_past = n_ctx (n_past + a pending token never exceed n_ctx).
+  const KvCache& kv = seq_.kv();
+  const uint64_t n = static_cast<uint64_t>(seq_.n_ctx());
+  const uint64_t section = 4 + 4 + 8;  // tag, reserved, payload bytes
+  uint64_t b = sizeof kMagic + 4 + 4 + 8;
+  b += section + 4 + 4 + n * sizeof(int32_t);
+  b += section + 6 * 4 + static_cast<uint64_t>(kv_layer_count(kv)) * n * (kv.k_row_bytes() + kv.v_row_bytes());
+  if (seq_.has_recurrent()) {
+    const RecurrentState& rec = seq_.recurrent();
+    b += section + 6 * 4 +
+         recurrent_layers(rec).size() * (4 + (rec.conv_floats() + rec.ssm_floats()) * sizeof(float));
+  }
+  return b + 8;  // checksum
+}
+
 Result<std::vector<uint8_t>> Context::save_state() const {
   const KvCache& kv = seq_.kv();
   const RecurrentState& rec = seq_.recurrent();
@@ -205,9 +230,10 @@ Result<std::vector<uint8_t>> Context::save_state() const {
 }
 
 Status Context::load_state(std::span<const uint8_t> bytes) {
-  if (bytes.size() < sizeof kMagic + 8 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
-    return format_error("not a LES session state (no LESSTATE magic at the start of " + std::to_string(bytes.size()) +
-                        " bytes)");
+  LES_RETURN_IF_ERROR(check_state_magic(bytes));
+  if (bytes.size() < sizeof kMagic + 8)
+    return format_error("session state truncated: " + std::to_string(bytes.size()) + " bytes");
+
   Reader r(bytes);
   (void)r.take(sizeof kMagic, "magic");
   uint32_t version = 0, n_sections = 0;

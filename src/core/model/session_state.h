@@ -35,7 +35,9 @@
 // Thread-safety: pure functions over the arguments.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "core/model/model.h"
 
@@ -50,5 +52,12 @@ inline constexpr uint32_t kSessionStateVersion = 1;
 // Two files with the same fingerprint have the same shapes and the same
 // embedding bytes sampled; a re-quantised or retrained file differs.
 uint64_t model_fingerprint(const Model& model);
+
+// The bytes a saved state starts with ("LESSTATE").
+inline constexpr size_t kSessionStateMagicBytes = 8;
+// OK when `head` starts with the magic; format_error otherwise (naming a GGUF
+// file, the likely mix-up). Lets a reader refuse a file of another kind
+// before reading the rest of it.
+Status check_state_magic(std::span<const uint8_t> head);
 
 }  // namespace les
