@@ -356,7 +356,7 @@ Status Context::load_state(std::span<const uint8_t> bytes) {
                               std::to_string(n_ctx()));
   const int32_t n_vocab = model_.hparams().n_vocab;
   std::vector<int32_t> restored(static_cast<size_t>(n_past));
-  std::memcpy(restored.data(), ids.data(), ids.size());
+  if (!ids.empty()) std::memcpy(restored.data(), ids.data(), ids.size());  // memcpy's pointers must be non-null
   for (int32_t t : restored)
     if ((t < 0 && t != kEmbeddingToken) || t >= n_vocab)
       return format_error("session state: token id " + std::to_string(t) + " out of range");
@@ -369,7 +369,7 @@ Status Context::load_state(std::span<const uint8_t> bytes) {
   const size_t kb = static_cast<size_t>(n_past) * kv.k_row_bytes(), vb = static_cast<size_t>(n_past) * kv.v_row_bytes();
   const uint8_t* src = kv_rows.data();
   for (int32_t il = 0; il < p.n_layer; ++il) {
-    if (dst.k_data_mut(il) == nullptr) continue;
+    if (dst.k_data_mut(il) == nullptr || kb + vb == 0) continue;
     std::memcpy(dst.k_data_mut(il), src, kb);
     std::memcpy(dst.v_data_mut(il), src + kb, vb);
     src += kb + vb;
