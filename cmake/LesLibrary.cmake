@@ -48,9 +48,9 @@ add_library(les_static STATIC $<TARGET_OBJECTS:les_obj> $<TARGET_OBJECTS:les_ker
 target_link_libraries(les_static PUBLIC les_obj)
 set_target_properties(les_static PROPERTIES OUTPUT_NAME les)
 
-# Random-weight models and vocabularies (src/core/synth) for tools, tests and
+# Random-weight models and vocabularies (src/synth) for tools, tests and
 # benchmarks: a separate static library, never part of libles.so.
-file(GLOB LES_SYNTH_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/core/synth/*.cpp)
+file(GLOB LES_SYNTH_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/synth/*.cpp)
 add_library(les_synth STATIC ${LES_SYNTH_SOURCES})
 target_link_libraries(les_synth PUBLIC les_static)
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/synth/synth_model.h"
+#include "synth/synth_model.h"
 #include "les/les.h"
 #include "support/fixtures.h"
 #include "support/vision_api.h"

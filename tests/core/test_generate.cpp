@@ -12,7 +12,7 @@
 #include "core/gguf/gguf_writer.h"
 #include "core/generate.h"
 #include "core/model/model.h"
-#include "core/synth/synth_model.h"
+#include "synth/synth_model.h"
 #include "core/tokenizer/tokenizer.h"
 #include "support/fixtures.h"
 

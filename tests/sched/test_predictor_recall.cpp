@@ -12,7 +12,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/synth/synth_model.h"
+#include "synth/synth_model.h"
 #include "sched/context_factory.h"
 #include "sched_test_util.h"
 #include "support/fixtures.h"

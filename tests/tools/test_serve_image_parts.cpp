@@ -1,15 +1,15 @@
 // `les serve`'s reading of image input without a server: base64 and data:
-// URLs (serve_data_url.h) on known vectors (RFC 4648 section 10) and every
+// URLs (serve/data_url.h) on known vectors (RFC 4648 section 10) and every
 // malformed form, and chat content parts of type image_url
-// (serve_request.h): the marker at the part's place, the bytes in order, and
+// (serve/request.h): the marker at the part's place, the bytes in order, and
 // each bad part refused with a message naming it.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "les/serve_data_url.h"
-#include "les/serve_request.h"
+#include "serve/data_url.h"
+#include "serve/request.h"
 
 using namespace les::tool;
 using nlohmann::json;

@@ -342,7 +342,7 @@ TEST_CASE("The routing and prediction overrides cannot be reached from the publi
   const std::filesystem::path root = std::filesystem::path(LES_TESTS_SOURCE_DIR).parent_path();
   const char* names[] = {"routing_override", "prediction_override", "RoutingOverride", "TraceRouting"};
   int files = 0;
-  for (const char* dir : {"include/les", "bindings", "tools/les"}) {
+  for (const char* dir : {"include/les", "bindings", "tools"}) {
     for (const auto& e : std::filesystem::recursive_directory_iterator(root / dir)) {
       if (!e.is_regular_file()) continue;
       const std::string text = slurp(e.path());

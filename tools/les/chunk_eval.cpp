@@ -1,5 +1,5 @@
 // Chunked evaluation of a text; see chunk_eval.h.
-#include "les/chunk_eval.h"
+#include "chunk_eval.h"
 
 #include <algorithm>
 #include <climits>

@@ -38,10 +38,10 @@
 #include <thread>
 #include <vector>
 
-#include "les/commands.h"
-#include "les/default_model.h"
-#include "les/les_handles.h"
-#include "les/model_options.h"
+#include "commands.h"
+#include "common/default_model.h"
+#include "common/handles.h"
+#include "common/model_options.h"
 
 namespace les::tool {
 namespace {

@@ -56,15 +56,15 @@
 #include <string>
 #include <vector>
 
-#include "les/chat_continuation.h"
-#include "les/chat_prompt.h"
-#include "les/commands.h"
-#include "les/model_options.h"
-#include "les/prompt_reuse.h"
-#include "les/run_report.h"
-#include "les/speculative_options.h"
-#include "les/text_input.h"
-#include "les/vision_options.h"
+#include "commands.h"
+#include "common/chat_continuation.h"
+#include "common/chat_prompt.h"
+#include "common/model_options.h"
+#include "common/prompt_reuse.h"
+#include "common/run_report.h"
+#include "common/speculative_options.h"
+#include "common/text_input.h"
+#include "common/vision_options.h"
 
 namespace les::tool {
 namespace {

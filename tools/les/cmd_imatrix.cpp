@@ -20,11 +20,11 @@
 #include <memory>
 #include <string>
 
-#include "les/interrupt.h"
-#include "les/chunk_eval.h"
-#include "les/commands.h"
-#include "les/model_options.h"
-#include "les/text_input.h"
+#include "chunk_eval.h"
+#include "commands.h"
+#include "common/interrupt.h"
+#include "common/model_options.h"
+#include "common/text_input.h"
 #include "quant/imatrix_file.h"
 #include "quant/perplexity_stats.h"
 

@@ -17,9 +17,9 @@
 
 #include <fmt/format.h>
 
+#include "commands.h"
 #include "core/gguf/gguf_reader.h"
 #include "core/model/model.h"
-#include "les/commands.h"
 #include "sched/streaming_expert_source.h"
 
 namespace les::tool {

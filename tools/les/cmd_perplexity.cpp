@@ -22,11 +22,11 @@
 #include <string>
 #include <vector>
 
-#include "les/chunk_eval.h"
-#include "les/commands.h"
-#include "les/interrupt.h"
-#include "les/model_options.h"
-#include "les/text_input.h"
+#include "chunk_eval.h"
+#include "commands.h"
+#include "common/interrupt.h"
+#include "common/model_options.h"
+#include "common/text_input.h"
 #include "quant/logits_file.h"
 #include "quant/perplexity_stats.h"
 

@@ -23,9 +23,9 @@
 #include <thread>
 #include <vector>
 
-#include "les/interrupt.h"
-#include "les/commands.h"
-#include "les/model_options.h"
+#include "commands.h"
+#include "common/interrupt.h"
+#include "common/model_options.h"
 #include "quant/quantize_model.h"
 
 namespace les::tool {

@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 
+#include "commands.h"
+#include "common/interrupt.h"
 #include "core/gguf/expert_repack.h"
-#include "les/commands.h"
-#include "les/interrupt.h"
 
 namespace les::tool {
 namespace {

@@ -15,7 +15,7 @@
 //
 // Sampling defaults are llama.cpp's (temperature 0.8, top-k 40, top-p 0.95,
 // min-p 0.05, no repetition penalty); --temp 0 is greedy. Without -m, the
-// embedded default model (a random-weight qwen3moe, les/default_model.h) is
+// embedded default model (a random-weight qwen3moe, common/default_model.h) is
 // generated once into the cache and used. Only the generated text goes to
 // stdout (invalid UTF-8 bytes shown as U+FFFD, as in the reference fixtures'
 // "text"); everything else (what ran, the statistics) goes to stderr:
@@ -64,14 +64,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "les/chat_prompt.h"
-#include "les/commands.h"
-#include "les/interrupt.h"
-#include "les/model_options.h"
-#include "les/run_report.h"
-#include "les/speculative_options.h"
-#include "les/text_input.h"
-#include "les/vision_options.h"
+#include "commands.h"
+#include "common/chat_prompt.h"
+#include "common/interrupt.h"
+#include "common/model_options.h"
+#include "common/run_report.h"
+#include "common/speculative_options.h"
+#include "common/text_input.h"
+#include "common/vision_options.h"
 
 namespace les::tool {
 namespace {

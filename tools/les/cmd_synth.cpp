@@ -1,6 +1,6 @@
 // `les synth --preset NAME -o PATH [--type T --expert-type T --output-type T
 //  --generator exact|block_pool --seed S --threads N]`: write a random-weight
-// model of a preset shape (core/synth/synth_model.h). Types default to the preset's
+// model of a preset shape (synth/synth_model.h). Types default to the preset's
 // (tiny: F16; small: Q4_K, output Q6_K; qwen3-30b-a3b: Q4_K, experts Q3_K,
 // output Q6_K, block_pool generator; qwen35-35b-a3b: the hybrid qwen35moe
 // shape, experts Q3_K, every other matrix Q4_K, block_pool). Prints the write speed.
@@ -11,9 +11,9 @@
 #include <optional>
 #include <string>
 
-#include "core/synth/synth_model.h"
-#include "les/commands.h"
-#include "les/interrupt.h"
+#include "commands.h"
+#include "common/interrupt.h"
+#include "synth/synth_model.h"
 
 namespace les::tool {
 namespace {

@@ -15,11 +15,11 @@
 
 #include <fmt/format.h>
 
+#include "commands.h"
+#include "common/text_input.h"
 #include "core/gguf/gguf_reader.h"
 #include "core/tokenizer/tokenizer.h"
 #include "core/tokenizer/utf8.h"
-#include "les/commands.h"
-#include "les/text_input.h"
 
 namespace les::tool {
 namespace {

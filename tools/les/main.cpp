@@ -9,11 +9,11 @@
 #include <cstring>
 #include <string>
 
+#include "commands.h"
+#include "common/cli_values.h"
 #include "kernels/cpu_features.h"
 #include "kernels/kernels.h"
-#include "les/cli_values.h"
-#include "les/commands.h"
-#include "les/serve_launcher.h"
+#include "serve_launcher.h"
 
 namespace {
 

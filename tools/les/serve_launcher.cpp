@@ -1,5 +1,5 @@
 // See serve_launcher.h. (Built into `les`, not `les-serve`.)
-#include "les/serve_launcher.h"
+#include "serve_launcher.h"
 
 #include <unistd.h>
 

@@ -18,7 +18,7 @@
 #include "core/gguf/gguf_reader.h"
 #include "core/gguf/gguf_writer.h"
 #include "core/model/model.h"
-#include "core/synth/synth_model.h"
+#include "synth/synth_model.h"
 #include "support/fixtures.h"
 
 using namespace les;

@@ -1,6 +1,6 @@
 // Vocab::from_gguf on GGUF images written in memory: the keys it reads, the
 // defaults, the errors, and an end-to-end round trip of LES's own synthetic
-// SPM vocabulary (core/synth/synth_vocab.h) through GGUF and the SPM tokenizer.
+// SPM vocabulary (synth/synth_vocab.h) through GGUF and the SPM tokenizer.
 #include <catch2/catch.hpp>
 
 #include <memory>
@@ -9,7 +9,7 @@
 
 #include "core/gguf/gguf_reader.h"
 #include "core/gguf/gguf_writer.h"
-#include "core/synth/synth_vocab.h"
+#include "synth/synth_vocab.h"
 #include "core/tokenizer/tokenizer.h"
 #include "core/tokenizer/vocab.h"
 

@@ -1,0 +1,113 @@
+// See routes.h.
+#include "serve/routes.h"
+
+#include <cctype>
+#include <string_view>
+
+#include "serve/body.h"
+#include "serve/completion.h"
+#include "serve/http.h"
+#include "serve/reply.h"
+
+namespace les::tool {
+namespace {
+
+using nlohmann::json;
+
+// Whether httplib reads a body for the request's method (its expect_content).
+bool has_body(const httplib::Request& req) {
+  return req.method == "POST" || req.method == "PUT" || req.method == "PATCH" || req.method == "DELETE" ||
+         req.method == "PRI";
+}
+
+json health_body(const ServeEngine& engine) {
+  const RequestQueue::Counts n = engine.queue_counts();
+  return {{"status", "ok"},
+          {"requests", {{"running", n.running}, {"waiting", n.waiting}, {"max_waiting", n.max_waiting}}}};
+}
+
+}  // namespace
+
+bool authorized(const ServeState& state, const httplib::Request& req) {
+  return state.api_key.empty() || req.path.rfind("/v1/", 0) != 0 ||
+         bearer_matches(req.get_header_value("Authorization"), state.api_key);
+}
+
+void refuse_unauthorized(const httplib::Request& req, httplib::Response& res) {
+  res.set_header("WWW-Authenticate", "Bearer");
+  send_error(req, res, 401, "invalid or missing API key (send the header Authorization: Bearer KEY)",
+             "authentication_error", "", "invalid_api_key");
+}
+
+bool bearer_matches(const std::string& header, const std::string& key) {
+  constexpr std::string_view kScheme = "bearer";
+  if (header.size() <= kScheme.size()) return false;
+  for (size_t i = 0; i < kScheme.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(header[i])) != kScheme[i]) return false;
+  size_t start = kScheme.size();
+  if (header[start] != ' ') return false;
+  while (start < header.size() && header[start] == ' ') ++start;
+  const std::string_view given(header.data() + start, header.size() - start);
+  if (given.size() != key.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < key.size(); ++i) diff |= static_cast<unsigned char>(given[i] ^ key[i]);
+  return diff == 0;
+}
+
+void install_routes(httplib::Server& server, ServeState& state) {
+  server.set_payload_max_length(state.max_body_bytes);
+  server.set_pre_routing_handler([&state](const httplib::Request& req, httplib::Response& res) {
+    // A request with a body is checked once its body is read (by the
+    // completion routes), so that the body is not left on the connection.
+    if (authorized(state, req) || has_body(req)) return httplib::Server::HandlerResponse::Unhandled;
+    refuse_unauthorized(req, res);
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  server.Get("/health", [&state](const httplib::Request& req, httplib::Response& res) {
+    const ServeEngine* engine = state.engine.load();
+    if (engine == nullptr) return send_error(req, res, 503, "the model is loading", "unavailable_error");
+    send_json(res, 200, health_body(*engine));
+  });
+  server.Get("/v1/models", [&state](const httplib::Request&, httplib::Response& res) {
+    send_json(res, 200, models_list(state.model_id, state.created));
+  });
+  server.Post("/v1/chat/completions", [&state](const httplib::Request& req, httplib::Response& res,
+                                               const httplib::ContentReader& reader) {
+    handle_completion(state, Endpoint::kChat, req, res, reader);
+  });
+  server.Post("/v1/completions", [&state](const httplib::Request& req, httplib::Response& res,
+                                          const httplib::ContentReader& reader) {
+    handle_completion(state, Endpoint::kCompletion, req, res, reader);
+  });
+  // Replies httplib makes itself (404 no route, 413 body too large, 400 a
+  // malformed request line) get an error object too; the handlers' own
+  // errors already have one.
+  server.set_error_handler(httplib::Server::HandlerWithResponse([&state](const httplib::Request& req,
+                                                                         httplib::Response& res) {
+    if (!res.body.empty() || res.content_provider_) return httplib::Server::HandlerResponse::Unhandled;
+    if (res.status == 404)
+      send_error(req, res, 404,
+                 "no route " + req.method + " " + req.path +
+                     " (this server has GET /health, GET /v1/models, POST /v1/chat/completions, POST /v1/completions)",
+                 "not_found_error");
+    else if (res.status == 413)
+      send_error(req, res, 413, "the request body is too large: " + body_limit_text(state.max_body_bytes),
+                 "invalid_request_error");
+    else
+      send_error(req, res, res.status, "the request could not be read (HTTP " + std::to_string(res.status) + ")",
+                 res.status < 500 ? "invalid_request_error" : "server_error");
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  server.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown exception";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    send_error(req, res, 500, "internal error: " + what, "server_error");
+  });
+}
+
+}  // namespace les::tool
