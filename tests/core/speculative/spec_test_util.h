@@ -27,7 +27,7 @@ struct Loaded {
   std::unique_ptr<Tokenizer> tok;
 };
 
-inline Loaded load_model(const std::string& path) {
+inline Loaded load_model_and_tokenizer(const std::string& path) {
   Loaded l;
   auto m = Model::load(path, ModelParams{});
   REQUIRE(m.ok());

@@ -37,7 +37,7 @@ std::unique_ptr<Drafter> draft_drafter(const Tokenizer& target_tok, const Model&
 
 TEST_CASE("draft model: greedy output = plain greedy, drafts mostly accepted", "[speculative]") {
   LES_REQUIRE_FIXTURE(target_path, "trained/tiny-qwen3moe-F16.gguf");
-  Loaded t = load_model(target_path);
+  Loaded t = load_model_and_tokenizer(target_path);
   GenOut plain;
   {
     auto ctx = make_context(*t.model, 200, 0);
@@ -47,7 +47,7 @@ TEST_CASE("draft model: greedy output = plain greedy, drafts mostly accepted", "
     const std::string dpath = fixture_path(rel);
     if (dpath.empty()) continue;
     INFO(rel);
-    Loaded d = load_model(dpath);
+    Loaded d = load_model_and_tokenizer(dpath);
     for (size_t budget : {size_t{0}, SIZE_MAX}) {
       INFO((budget ? "streamed, smallest budget" : "resident"));
       auto dec = make_decoder(draft_drafter(*t.tok, *d.model), 4, /*forced=*/true);
@@ -73,8 +73,8 @@ TEST_CASE("draft model: greedy output = plain greedy, drafts mostly accepted", "
 TEST_CASE("draft model: sampled drafts (q = the draft's distribution) are reproducible per seed", "[speculative]") {
   LES_REQUIRE_FIXTURE(target_path, "trained/tiny-qwen3moe-F16.gguf");
   LES_REQUIRE_FIXTURE(draft_path, "trained/tiny-qwen3moe-Q4_K_M.gguf");
-  Loaded t = load_model(target_path);
-  Loaded d = load_model(draft_path);
+  Loaded t = load_model_and_tokenizer(target_path);
+  Loaded d = load_model_and_tokenizer(draft_path);
   SamplerParams sp;
   sp.temperature = 0.9f;
   sp.seed = 11;
@@ -101,8 +101,8 @@ TEST_CASE("draft model: sampled drafts (q = the draft's distribution) are reprod
 TEST_CASE("draft model: another vocabulary is refused, naming the difference", "[speculative]") {
   LES_REQUIRE_FIXTURE(target_path, "trained/tiny-qwen3moe-F16.gguf");
   LES_REQUIRE_FIXTURE(other_path, "synthetic/qwen3moe-Q4_K_M.gguf");
-  Loaded t = load_model(target_path);
-  Loaded o = load_model(other_path);
+  Loaded t = load_model_and_tokenizer(target_path);
+  Loaded o = load_model_and_tokenizer(other_path);
   auto d = DraftModelDrafter::create(t.tok->vocab(), *o.model, {});
   REQUIRE_FALSE(d.ok());
   CHECK(d.status().code() == StatusCode::invalid_argument);
@@ -147,8 +147,8 @@ TEST_CASE("draft model: the prompt is decoded in the prefill phase, the first dr
           "[speculative]") {
   LES_REQUIRE_FIXTURE(target_path, "trained/tiny-qwen3moe-F16.gguf");
   LES_REQUIRE_FIXTURE(draft_path, "trained/tiny-qwen3moe-Q4_K_M.gguf");
-  Loaded t = load_model(target_path);
-  Loaded d = load_model(draft_path);
+  Loaded t = load_model_and_tokenizer(target_path);
+  Loaded d = load_model_and_tokenizer(draft_path);
   auto prompt_ids = t.tok->tokenize(kPrompt, /*add_special=*/true, false);
   REQUIRE(prompt_ids.ok());
   GenOut plain;

@@ -67,7 +67,7 @@ int32_t argmax_of(std::span<const float> x) {
 
 TEST_CASE("MTP drafter in the generate loop: greedy = plain, drafts = the head's own prediction", "[speculative][mtp]") {
   LES_REQUIRE_FIXTURE(path, "synthetic/qwen35moe-mtp-F16.gguf");
-  Loaded l = load_model(path);
+  Loaded l = load_model_and_tokenizer(path);
   const int32_t n_ctx = 128, n_gen = 24;
   GenOut plain;
   {
@@ -138,7 +138,7 @@ TEST_CASE("MTP drafter in the generate loop: greedy = plain, drafts = the head's
 TEST_CASE("MTP drafter: refused without an MTP block or without the target's hidden rows", "[speculative][mtp]") {
   LES_REQUIRE_FIXTURE(mtp_path, "synthetic/qwen35moe-mtp-F16.gguf");
   LES_REQUIRE_FIXTURE(plain_path, "synthetic/qwen35moe-F16.gguf");
-  Loaded l = load_model(mtp_path);
+  Loaded l = load_model_and_tokenizer(mtp_path);
   {
     auto ctx = make_context(*l.model, 64, 0, /*output_hidden=*/false);
     auto d = MtpDrafter::create(*ctx);
@@ -146,7 +146,7 @@ TEST_CASE("MTP drafter: refused without an MTP block or without the target's hid
     CHECK(d.status().code() == StatusCode::invalid_argument);
     CHECK(d.status().message().find("output_hidden") != std::string::npos);
   }
-  Loaded p = load_model(plain_path);
+  Loaded p = load_model_and_tokenizer(plain_path);
   auto ctx = make_context(*p.model, 64, 0, /*output_hidden=*/true);
   auto d = MtpDrafter::create(*ctx);
   REQUIRE_FALSE(d.ok());
@@ -171,7 +171,7 @@ TEST_CASE("MTP drafter: refused without an MTP block or without the target's hid
 
 TEST_CASE("MTP drafter: a target trimmed behind the head and decoding on is followed again", "[speculative][mtp]") {
   LES_REQUIRE_FIXTURE(path, "synthetic/qwen35moe-mtp-F16.gguf");
-  Loaded l = load_model(path);
+  Loaded l = load_model_and_tokenizer(path);
   const std::vector<int32_t> prompt = {1, 40, 41, 42, 43, 44};
   const std::vector<int32_t> pass = {50, 51, 52};  // kept by a verify pass at positions 6..8
   const int32_t x = 60, z = 61;                     // position 7 after the trim, then the pending token

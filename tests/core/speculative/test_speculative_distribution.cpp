@@ -216,7 +216,7 @@ TEST_CASE("chi-square helpers match known quantiles", "[speculative]") {
 
 TEST_CASE("speculative sampling keeps the target's distribution (chi-square, trained model)", "[speculative]") {
   LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
-  Loaded l = load_model(path);
+  Loaded l = load_model_and_tokenizer(path);
   auto ids = l.tok->tokenize("The castle stood upon a rock, and the", true, false);
   REQUIRE(ids.ok());
   const std::vector<int32_t> prompt = *ids;

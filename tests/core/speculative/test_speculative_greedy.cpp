@@ -70,7 +70,7 @@ void identity_on(const std::string& rel, int32_t n_tokens, bool all_paths) {
   INFO(rel);
   const std::string path = fixture_path(rel);
   if (path.empty()) return;
-  Loaded l = load_model(path);
+  Loaded l = load_model_and_tokenizer(path);
   const int32_t n_ctx = 160;
   const int32_t n_vocab = l.model->hparams().n_vocab;
   const bool moe = l.model->hparams().n_expert > 0;
@@ -139,7 +139,7 @@ TEST_CASE("speculative greedy = plain greedy: qwen35moe (recurrent state)", "[sp
 
 TEST_CASE("speculative: a verify pass near n_ctx is shortened, never written past it", "[speculative]") {
   LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
-  Loaded l = load_model(path);
+  Loaded l = load_model_and_tokenizer(path);
   auto ids = l.tok->tokenize(kPrompt, true, false);
   REQUIRE(ids.ok());
   const int32_t n_ctx = static_cast<int32_t>(ids->size()) + 13;  // room for 13 positions
@@ -169,7 +169,7 @@ TEST_CASE("speculative: a verify pass near n_ctx is shortened, never written pas
 
 TEST_CASE("speculative: stops inside a verify pass leave the context as plain decoding does", "[speculative]") {
   LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
-  Loaded l = load_model(path);
+  Loaded l = load_model_and_tokenizer(path);
   GenOut plain0;
   {
     auto ctx = make_context(*l.model, 200, 0);
@@ -195,7 +195,7 @@ TEST_CASE("speculative: stops inside a verify pass leave the context as plain de
 
 TEST_CASE("speculative: later calls continue the session as plain decoding does", "[speculative]") {
   LES_REQUIRE_FIXTURE(path, "trained/tiny-qwen3moe-F16.gguf");
-  Loaded l = load_model(path);
+  Loaded l = load_model_and_tokenizer(path);
   const char* turns[] = {kPrompt, " and then she", " The room"};
   const int32_t n_per_turn[] = {7, 9, 6};  // every turn ends inside a verify pass for some drafts
   auto run = [&](SpeculativeDecoder* dec, size_t budget) {
