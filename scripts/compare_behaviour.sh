@@ -63,7 +63,7 @@ try:
     j = json.load(sys.stdin)
 except Exception as e:
     print("no json:", e); sys.exit(0)
-timing = re.compile(r"(_s$|_s_per_token|tok_per_s|bandwidth|load_average|peak_rss|bound|fraction|share|_s_)")
+timing = re.compile(r"(_s$|_s_per_token|tok_per_s|bandwidth|load_average|peak_rss|bound|fraction|share|_s_|switches)")
 stable = re.compile(r"^(recall|n_|budget|prefetch_c$|prompt|decode_tokens|warmup|model|io_|eviction|feed|ready|contig|resident|threads|dense|touched|expert_bytes)")
 timed = open(sys.argv[1], "w")
 lookahead = j.get("prefetch_c", 0) > 0
