@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "core/gguf/gguf_reader.h"
-#include "kernels/ops.h"
+#include "sched/aged_count.h"
 
 namespace les::sched {
 namespace {
@@ -31,8 +31,14 @@ int32_t resolve_c(const Model& m, int32_t c) {
   return c;
 }
 
-// Rows the predictor scores at a time (its scratch is this many rows).
-constexpr int64_t kPredictRows = 32;
+// Bytes of bookkeeping reserved per (layer, expert) key: the cache's slot
+// record, key map and free list, the per-slot read state (parts left, first
+// error) and the eviction policy's entry (an aged count, a stamp and an
+// ordered-set node). An upper estimate of those, fixed since the first
+// scheduler (changing it moves every budget's slot count).
+constexpr size_t kBookkeepingBytesPerKey = 96;
+static_assert(kBookkeepingBytesPerKey >= 3 * sizeof(int32_t) + sizeof(Status) + sizeof(AgedCount) + sizeof(uint64_t),
+              "the per-key reserve covers at least the per-key tables' fixed-size fields");
 
 // The scratch share does not depend on c (sized for c = 2k), so one minimum
 // holds for every candidate count. Every block (blk.L, trunk and MTP) has a
@@ -47,15 +53,10 @@ ExpertCacheParams cache_params(const Model& m, const StreamingParams& p, const S
   cp.slot_bytes = layout.slot_bytes();
   cp.alignment = kAlignment;
   cp.min_slots = 1;
-  // Scheduler scratch: the predictor's rows (kPredictRows x (n_expert logits +
-  // n_embd rescaled + n_embd normed floats) and their ids), the stored
-  // predictions (n_layer_all x n_batch x c ids), per-slot/per-key tables.
-  const size_t nb = static_cast<size_t>(std::max(p.n_batch_max, 1));
+  // The scheduler's reserve: the lookahead's scratch and stored predictions,
+  // the per-key bookkeeping and the batch-bytes predictor's memo.
   const size_t keys = static_cast<size_t>(hp.n_layer_all) * static_cast<size_t>(hp.n_expert);
-  const size_t c_max = static_cast<size_t>(2 * hp.n_expert_used);
-  cp.reserved_bytes = static_cast<size_t>(kPredictRows) *
-                          (static_cast<size_t>(hp.n_expert + 2 * hp.n_embd) * sizeof(float) + c_max * sizeof(int32_t)) +
-                      static_cast<size_t>(hp.n_layer_all) * nb * c_max * sizeof(int32_t) + keys * 96 +
+  cp.reserved_bytes = Lookahead::reserve_bytes(hp, p.n_batch_max) + keys * kBookkeepingBytesPerKey +
                       BatchBytesPredictor::max_bytes(m);
   cp.budget_bytes = p.budget_bytes;
   cp.policy = p.policy;
@@ -73,11 +74,24 @@ Result<size_t> StreamingExpertSource::min_budget_bytes(const Model& model, const
   return ExpertCache::min_budget_bytes(cache_params(model, params, layout));
 }
 
+namespace {
+
+LookaheadParams lookahead_params(const StreamingParams& p, int32_t c) {
+  LookaheadParams lp;
+  lp.c = c;
+  lp.gate = p.prefetch_gate;
+  lp.layer0 = p.layer0;
+  lp.next_norm = p.predictor_next_norm;
+  lp.prediction_override = p.prediction_override;
+  return lp;
+}
+
+}  // namespace
+
 StreamingExpertSource::StreamingExpertSource(const Model& model, const StreamingParams& p, SlotLayout layout,
                                              int32_t c)
-    : model_(model), p_(p), layout_(std::move(layout)), c_(c), predictor_(model, std::max(c, 1)),
-      batch_bytes_(model),
-      gate_(std::max(c, 1), p.prefetch_gate) {}
+    : model_(model), p_(p), layout_(std::move(layout)), c_(c), lookahead_(model, layout_, lookahead_params(p, c)),
+      batch_bytes_(model) {}
 
 namespace {
 
@@ -136,7 +150,6 @@ Result<std::unique_ptr<StreamingExpertSource>> StreamingExpertSource::create(con
   const size_t cap = static_cast<size_t>(hp.n_layer_all) * static_cast<size_t>(hp.n_expert);
   s->parts_left_.assign(cap, 0);
   s->slot_error_.resize(cap);
-  s->pred_.resize(static_cast<size_t>(hp.n_layer_all));
   s->batch_.layers.resize(static_cast<size_t>(hp.n_layer_all));
   s->last_.layers.resize(static_cast<size_t>(hp.n_layer_all));
   s->total_.layers.resize(static_cast<size_t>(hp.n_layer_all));
@@ -325,30 +338,6 @@ Status StreamingExpertSource::prepare(int32_t layer, std::span<const int32_t> ex
   return issue_queued();
 }
 
-void StreamingExpertSource::score_prediction(const Routing& r) {
-  Prediction& p = pred_[static_cast<size_t>(r.layer)];
-  if (!p.valid) return;
-  const int64_t first = n_batch_rows_ - r.n_tokens;
-  const int64_t b0 = std::max(first, p.row0), b1 = std::min(n_batch_rows_, p.row0 + p.rows);
-  LayerSchedStats& ls = batch_.layers[static_cast<size_t>(r.layer)];
-  const int32_t k = r.n_expert_used, c = predictor_.c();
-  for (int64_t b = b0; b < b1; ++b) {
-    const int32_t* a = r.selected + (b - first) * k;
-    const int32_t* q = p.ids.data() + (b - p.row0) * c;
-    for (int32_t i = 0; i < k; ++i) ls.pred_hits += std::find(q, q + c, a[i]) != q + c;
-    ls.pred_actual += static_cast<uint64_t>(k);
-    ls.pred_predicted += static_cast<uint64_t>(c);
-  }
-  // The gate learns from one-token predictions (decode): was each uncached
-  // candidate selected?
-  if (p.rows == 1 && b0 < b1) {
-    const int32_t* a = r.selected + (b0 - first) * k;
-    for (const auto& [e, rank] : p.watch) gate_.observe(rank, std::find(a, a + k, e) != a + k);
-  }
-  p.watch.clear();
-  p.valid = false;
-}
-
 bool StreamingExpertSource::layer_waits_for_reads() const {
   for (const Want& w : cur_) {
     if (w.expert < 0 || !w.error.ok()) continue;
@@ -357,102 +346,49 @@ bool StreamingExpertSource::layer_waits_for_reads() const {
   return false;
 }
 
-void StreamingExpertSource::issue_deferred_prefetch() {
-  if (deferred_layer_ < 0) return;
-  // prefetch() defers it again while the current layer still waits for reads.
-  prefetch(std::exchange(deferred_layer_, -1), deferred_ids_, deferred_ranks_);
-}
-
-void StreamingExpertSource::prefetch_prediction(int32_t layer, int64_t first_row) {
-  const Prediction& p = pred_[static_cast<size_t>(layer)];
-  vote_ids_ = ExpertPredictor::by_votes(p.ids, predictor_.c(), layout_.n_expert(), first_row, &vote_ranks_);
-  prefetch(layer, vote_ids_, vote_ranks_);
-}
-
-void StreamingExpertSource::prefetch(int32_t layer, const std::vector<int32_t>& ids,
-                                     const std::vector<int32_t>& ranks) {
-  if (!layout_.layer_has_experts(layer)) return;
-  cache_->hint(layer, ids);  // the eviction policy keeps the named experts of the next layer
-  if (layer_waits_for_reads()) {
-    deferred_layer_ = layer;
-    if (&ids != &deferred_ids_) {
-      deferred_ids_ = ids;
-      deferred_ranks_ = ranks;
-    }
-    return;
-  }
-  // Keep n_expert_used slots claimable: at a small budget, prefetches filling
+// The lookahead's view of the source: the cache, and a read ahead through
+// submit_expert, the one way reads start. Used with mu_ held.
+class StreamingExpertSource::Target final : public PrefetchTarget {
+ public:
+  explicit Target(StreamingExpertSource& s) : s_(s) {}
+  bool cached(int32_t layer, int32_t expert) const override { return s_.cache_->lookup(layer, expert) >= 0; }
+  void hint(int32_t layer, const std::vector<int32_t>& experts) override { s_.cache_->hint(layer, experts); }
+  bool busy() const override { return s_.layer_waits_for_reads(); }
+  // Keep n_expert_used slots claimable: at a small budget, reads ahead filling
   // every free slot would make the next layer's demand reads (the router's
   // real choice where the prediction missed) wait for a slot behind them.
-  int32_t room = cache_->n_slots() - cache_->n_pinned() - cache_->n_filling() - model_.hparams().n_expert_used;
-  std::vector<std::pair<int32_t, int32_t>>& watch = pred_[static_cast<size_t>(layer)].watch;
-  watch.clear();
-  for (size_t i = 0; i < ids.size(); ++i) {
-    const int32_t e = ids[i], rank = i < ranks.size() ? ranks[i] : predictor_.c();
-    if (cache_->lookup(layer, e) >= 0) continue;
-    watch.emplace_back(e, rank);  // its outcome teaches the gate, read ahead or not
-    if (!gate_.admits(rank)) {
-      ++batch_.prefetch_gated;
-      continue;
-    }
-    if (room <= 0) continue;
+  int32_t room() const override {
+    const ExpertCache& c = *s_.cache_;
+    return c.n_slots() - c.n_pinned() - c.n_filling() - s_.model_.hparams().n_expert_used;
+  }
+  bool read_ahead(int32_t layer, int32_t expert) override {
     int32_t unused_layer = -1;
-    std::optional<int32_t> slot = cache_->claim(layer, e, true, &unused_layer);
-    if (!slot) {
-      room = 0;
-      continue;
-    }
-    if (unused_layer >= 0) batch_.prefetch_unused_bytes += layout_.expert_bytes(unused_layer);
-    if (!submit_expert(layer, e, *slot, true).ok()) {
-      room = 0;
-      continue;
-    }
-    --room;
+    std::optional<int32_t> slot = s_.cache_->claim(layer, expert, true, &unused_layer);
+    if (!slot) return false;
+    if (unused_layer >= 0) s_.batch_.prefetch_unused_bytes += s_.layout_.expert_bytes(unused_layer);
+    return s_.submit_expert(layer, expert, *slot, true).ok();
   }
-}
+  void count_gated() override { ++s_.batch_.prefetch_gated; }
 
-Status StreamingExpertSource::predict_rows(int32_t layer, int32_t from, const float* u, int64_t n, const float* norm,
-                                           std::vector<int32_t>& out) {
-  const int64_t E = model_.hparams().n_embd;
-  const int32_t c = predictor_.c();
-  out.resize(static_cast<size_t>(n * c));
-  for (int64_t r0 = 0; r0 < n; r0 += kPredictRows) {
-    const int64_t m = std::min(kPredictRows, n - r0);
-    const float* rows = u + r0 * E;
-    if (norm != nullptr) {
-      u0_.resize(static_cast<size_t>(m * E));
-      for (int64_t t = 0; t < m; ++t) ops::rms_norm(rows + t * E, norm, E, model_.hparams().rms_eps, u0_.data() + t * E);
-      rows = u0_.data();
-    }
-    LES_RETURN_IF_ERROR(from >= 0 ? predictor_.predict_from(layer, from, rows, m, block_ids_)
-                                  : predictor_.predict(layer, rows, m, block_ids_));
-    std::copy(block_ids_.begin(), block_ids_.end(), out.begin() + r0 * c);
-  }
-  return Status();
+ private:
+  StreamingExpertSource& s_;
+};
+
+void StreamingExpertSource::issue_lookahead() {
+  Target target(*this);
+  lookahead_.issue_due(target);
 }
 
 void StreamingExpertSource::on_routed(const Routing& r) {
   if (r.layer < 0 || r.layer >= layout_.n_layer()) return;
   Lock lk(mu_);
-  score_prediction(r);
+  const LookaheadScore score = lookahead_.on_routed(r, n_batch_rows_);
+  LayerSchedStats& ls = batch_.layers[static_cast<size_t>(r.layer)];
+  ls.pred_hits += score.hits;
+  ls.pred_actual += score.actual;
+  ls.pred_predicted += score.predicted;
   if (in_verify_) credit_verify_uses(r);
-  // Lookahead within the trunk: an MTP block (blk.n_layer ..) does not run
-  // after the last trunk layer.
-  const int32_t n_trunk = model_.hparams().n_layer;
-  const int32_t next = r.layer + 1;
-  if (next >= n_trunk || !layout_.layer_has_experts(next)) return;
-  Prediction& p = pred_[static_cast<size_t>(next)];
-  if (c_ == 0) return;
-  if (!predict_rows(next, p_.predictor_next_norm ? r.layer : -1, r.router_input, r.n_tokens, nullptr, p.ids).ok())
-    return;
-  p.row0 = n_batch_rows_ - r.n_tokens;
-  if (p_.prediction_override) p_.prediction_override(next, p.row0, r.n_tokens, p.ids);
-  p.rows = r.n_tokens;
-  p.valid = true;
-  p.watch.clear();
-  // The last layer computes only the last row unless every row's logits are
-  // wanted: prefetch for that row alone.
-  prefetch_prediction(next, next == n_trunk - 1 ? r.n_tokens - 1 : 0);
+  issue_lookahead();
 }
 
 Result<size_t> StreamingExpertSource::next_ready(int32_t layer, std::span<const int32_t> pending) {
@@ -465,7 +401,7 @@ Result<size_t> StreamingExpertSource::next_ready_locked(Lock& lk, int32_t layer,
   for (;;) {
     LES_RETURN_IF_ERROR(pump(lk, false));
     LES_RETURN_IF_ERROR(issue_queued());
-    issue_deferred_prefetch();
+    issue_lookahead();
     bool queued = false, all_slotted_ready = true;
     size_t first_ready = pending.size();
     for (size_t i = 0; i < pending.size(); ++i) {
@@ -523,7 +459,7 @@ void StreamingExpertSource::release(int32_t layer) {
 void StreamingExpertSource::release_locked() {
   cur_.clear();  // handles unpin
   cur_layer_ = -1;
-  issue_deferred_prefetch();
+  issue_lookahead();
 }
 
 void StreamingExpertSource::begin_batch(const float* embeddings, int64_t n_tokens, int64_t n_embd) {
@@ -538,42 +474,16 @@ void StreamingExpertSource::begin_batch(const float* embeddings, int64_t n_token
   in_verify_ = verify_next_;
   verify_next_ = false;
   draft_uses_.clear();
-  deferred_layer_ = -1;
-  for (size_t l = 0; l < pred_.size(); ++l)
-    if (l != 0 || p_.layer0 != Layer0Lookahead::final_hidden) {
-      pred_[l].valid = false;
-      pred_[l].watch.clear();
-    }
-  // Layer 0's lookahead from the token embeddings: router_0 · RMSNorm(x)·ffn_norm_0.
-  if (c_ == 0 || p_.layer0 != Layer0Lookahead::embeddings || !layout_.layer_has_experts(0)) return;
   (void)n_embd;
-  const LayerWeights& l0 = model_.weights().layers[0];
-  Prediction& p = pred_[0];
-  const float* norm0 = reinterpret_cast<const float*>(l0.ffn_norm.data);
-  if (!predict_rows(0, -1, embeddings, n_tokens, norm0, p.ids).ok()) return;
-  if (p_.prediction_override) p_.prediction_override(0, 0, n_tokens, p.ids);
-  p.row0 = 0;
-  p.rows = n_tokens;
-  p.valid = true;
-  p.watch.clear();
-  prefetch_prediction(0, 0);
+  lookahead_.begin_batch(embeddings, n_tokens);
+  issue_lookahead();
 }
 
 void StreamingExpertSource::end_batch(const float* output_hidden, int64_t n_embd) {
   (void)n_embd;
   Lock lk(mu_);
-  // The next step's layer-0 lookahead from this step's final hidden state.
-  if (output_hidden != nullptr && c_ != 0 && p_.layer0 == Layer0Lookahead::final_hidden &&
-      layout_.layer_has_experts(0)) {
-    Prediction& p = pred_[0];
-    if (predictor_.predict(0, output_hidden, 1, p.ids).ok()) {
-      p.row0 = 0;
-      p.rows = 1;
-      p.valid = true;
-      p.watch.clear();
-      prefetch_prediction(0, 0);
-    }
-  }
+  lookahead_.end_batch(output_hidden);  // the next step's layer 0, from this step's final hidden state
+  issue_lookahead();
   close_batch();
 }
 

@@ -1,32 +1,35 @@
 // StreamingExpertSource: the LES scheduler. An ExpertSource that keeps routed
 // experts in an ExpertCache inside a memory budget, reads missing ones through
-// the I/O reactor (src/io), prefetches the lookahead predictor's candidates one
-// layer ahead, and hands experts to the MoE layer in the order their bytes
-// arrive (ready-first).
+// the I/O reactor (src/io), reads ahead what the Lookahead (lookahead.h:
+// predictor, gate, stored predictions, deferral) has due, and hands experts
+// to the MoE layer in the order their bytes arrive (ready-first). It owns the
+// slots, the reads, the statistics and the budget; the lookahead owns what
+// the future holds and is asked at the safe points marked (*) below.
 //
 // Where reads start, per batch (see DESIGN.md "One decode step"):
-//   begin_batch(x)       opens the batch's statistics; prefetches layer 0 from
-//                        the token embeddings (router_0 · RMSNorm(x)·ffn_norm_0;
-//                        Layer0Lookahead::embeddings, the default);
+//   begin_batch(x)       opens the batch's statistics; the lookahead predicts
+//                        layer 0 from the token embeddings (router_0 ·
+//                        RMSNorm(x)·ffn_norm_0; Layer0Lookahead::embeddings,
+//                        the default) (*);
 //   per MoE layer l:
 //   prepare(l, E_l)      pins cached experts, claims slots and submits demand
 //                        reads for the missing ones at once (queued when every
 //                        slot is pinned: prefill with a small budget);
-//   on_routed(l)         records predictor recall for l, then scores
-//                        router_{l+1} · u_l, takes each token's top-c and
-//                        submits reads for candidates not cached (prefetch;
-//                        held back until layer l's own reads are done, so the
-//                        device serves demand reads first; capped so that k
-//                        slots stay claimable for the next layer's demand reads;
-//                        only ranks the PrefetchGate admits: those whose
-//                        uncached candidates were, measured, used at least half
-//                        the time; every candidate still informs eviction);
+//   on_routed(l)         the lookahead scores its prediction for l (recall)
+//                        and predicts l + 1 from router_{l+1} · u_l: each
+//                        token's top-c (*). Its reads are held back until
+//                        layer l's own reads are done, so the device serves
+//                        demand reads first; capped so that k slots stay
+//                        claimable for the next layer's demand reads; only
+//                        ranks the PrefetchGate admits: those whose uncached
+//                        candidates were, measured, used at least half the
+//                        time; every candidate still informs eviction;
 //   next_ready / get     returns an expert whose bytes are in (waits on the
-//                        reactor only when none is; the wait is timed);
-//   done / release       unpin, so slots can be reused within the layer;
-//   end_batch(h)         prefetches the next step's layer 0 from the final
-//                        hidden state (Layer0Lookahead::final_hidden) and
-//                        closes the batch's statistics (also when it failed).
+//                        reactor only when none is; the wait is timed) (*);
+//   done / release       unpin, so slots can be reused within the layer (*);
+//   end_batch(h)         the lookahead predicts the next step's layer 0 from
+//                        the final hidden state (Layer0Lookahead::final_hidden)
+//                        (*), and the batch's statistics close (also when it failed).
 // tests/sched/test_predictor_recall.cpp measures both layer-0 predictors'
 // recall (printed with the per-layer table).
 // Prefill: a chunk's layer reads each of its experts at most once (the MoE
@@ -56,6 +59,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -65,20 +69,12 @@
 #include "io/io_factory.h"
 #include "sched/expert_cache.h"
 #include "sched/batch_bytes_predictor.h"
-#include "sched/expert_predictor.h"
-#include "sched/prefetch_gate.h"
+#include "sched/lookahead.h"
 #include "sched/sched_stats.h"
 #include "sched/slot_layout.h"
 #include "sched/slot_registration.h"
 
 namespace les::sched {
-
-// Where layer 0's lookahead comes from.
-enum class Layer0Lookahead {
-  none,          // demand reads only for layer 0
-  final_hidden,  // router_0 · (last token's output_norm(x)) at the end of a batch
-  embeddings,    // router_0 · RMSNorm(token embedding)·ffn_norm_0 at the start of a batch
-};
 
 struct StreamingParams {
   size_t budget_bytes = 0;            // expert slots + scheduler scratch (see ExpertCache)
@@ -118,10 +114,8 @@ struct StreamingParams {
   // 0.003); qwen3-30b-a3b synth preset (norm weights differ per layer) 0.85 -> 0.96.
   bool predictor_next_norm = true;
   // Bench only (bench_trace's end-to-end mode; never set through les.h or les
-  // run): after the lookahead predictor ran (its cost stays), replaces its
-  // candidates for `layer`, rows [row0, row0 + n_rows) of the batch (ids:
-  // n_rows x c, resized by the callee to that), before they are prefetched.
-  std::function<void(int32_t layer, int64_t row0, int64_t n_rows, std::vector<int32_t>& ids)> prediction_override;
+  // run): replaces the lookahead predictor's candidates (lookahead.h).
+  PredictionOverride prediction_override;
 };
 
 class StreamingExpertSource final : public ExpertSource {
@@ -216,14 +210,6 @@ class StreamingExpertSource final : public ExpertSource {
     Status error;
     int32_t demand_reads = 0;  // reads this want issued (a failed one is retried once)
   };
-  struct Prediction {
-    std::vector<int32_t> ids;  // rows x c
-    int64_t row0 = 0, rows = 0;
-    bool valid = false;
-    // (expert, best rank) of the candidates that were not cached when the
-    // prefetch was decided: their outcomes teach the gate (one-row predictions).
-    std::vector<std::pair<int32_t, int32_t>> watch;
-  };
   using Clock = std::chrono::steady_clock;
 
   using Lock = std::unique_lock<std::mutex>;
@@ -248,24 +234,16 @@ class StreamingExpertSource final : public ExpertSource {
   Status registration_before_read(int32_t slot);
   void renew_registration();
   void close_batch();  // adds the batch's figures to the totals
-  // Hints every candidate of `layer` to the eviction policy and reads ahead the
-  // uncached ones the gate admits; ids in prefetch order, ranks[i] = ids[i]'s
-  // best rank in the predictor's lists.
-  void prefetch(int32_t layer, const std::vector<int32_t>& ids, const std::vector<int32_t>& ranks);
-  // prefetch() of the prediction stored for `layer`, rows from `first_row`.
-  void prefetch_prediction(int32_t layer, int64_t first_row);
-  bool layer_waits_for_reads() const;
-  void issue_deferred_prefetch();
-  void score_prediction(const Routing& r);
   // A verify pass's layer: row 0's experts earn their use now, the others wait in draft_uses_.
   void credit_verify_uses(const Routing& r);
-  // Predicts `layer` for n rows of u (n x n_embd) into out (n x c ids),
-  // kPredictRows rows at a time so the predictor's scratch stays inside the
-  // budget's reserve. from >= 0: u is layer `from`'s router input
-  // (ExpertPredictor::predict_from); norm: RMS-norm each row with these
-  // weights first (layer 0 from the token embeddings).
-  Status predict_rows(int32_t layer, int32_t from, const float* u, int64_t n, const float* norm,
-                      std::vector<int32_t>& out);
+  // Whether a prepared expert of the current layer still waits for its read
+  // (or a slot): the lookahead's orders wait until it does not.
+  bool layer_waits_for_reads() const;
+  // A safe point: the reads ahead the lookahead has due, through Target.
+  void issue_lookahead();
+  // The lookahead's view of this source (lookahead.h: PrefetchTarget).
+  class Target;
+  friend class Target;
 
   // Held by every entry point while it touches the cache, the reads'
   // bookkeeping or the statistics (see Thread-safety above).
@@ -275,7 +253,7 @@ class StreamingExpertSource final : public ExpertSource {
   SlotLayout layout_;
   int32_t c_;
   std::unique_ptr<ExpertCache> cache_;
-  ExpertPredictor predictor_;
+  Lookahead lookahead_;  // after layout_: it reads it
   BatchBytesPredictor batch_bytes_;
   std::unique_ptr<io::IoBackend> backend_;  // after cache_: destroyed first (waits for reads into slots)
   SlotRegistration registration_;           // the slots as the backend's fixed buffers
@@ -288,17 +266,6 @@ class StreamingExpertSource final : public ExpertSource {
   std::vector<Status> slot_error_;    // per slot: first failure of its reads
   std::vector<io::ReadCompletion> comps_;
   std::vector<io::ReadRequest> reqs_;
-  std::vector<Prediction> pred_;      // per layer
-  std::vector<float> u0_;              // normed rows of one predict_rows block
-  std::vector<int32_t> block_ids_;     // predictions of one predict_rows block
-  // A prediction whose reads wait until the current layer has all its bytes:
-  // demand reads (and reads the layer already waits on) go to the device
-  // first, so a misprediction costs one expert read, not a share of the next
-  // layer's prefetch batch.
-  int32_t deferred_layer_ = -1;
-  std::vector<int32_t> deferred_ids_, deferred_ranks_;
-  std::vector<int32_t> vote_ids_, vote_ranks_;  // prefetch_prediction's scratch
-  PrefetchGate gate_;
   size_t outstanding_ = 0;
   bool waiting_ = false;  // pump() waits for reads with mu_ released: the backend is in use
 
