@@ -101,6 +101,12 @@ void fill_weights(GgmlType t, uint8_t* p, size_t bytes) {
     case GgmlType::Q2_K: offs = {offsetof(block_q2_K, d), offsetof(block_q2_K, dmin)}; break;
     case GgmlType::Q3_K: offs = {offsetof(block_q3_K, d)}; break;
     case GgmlType::Q6_K: offs = {offsetof(block_q6_K, d)}; break;
+    case GgmlType::IQ2_XXS: case GgmlType::IQ2_XS: case GgmlType::IQ2_S: case GgmlType::IQ3_XXS:
+    case GgmlType::IQ3_S: case GgmlType::IQ1_S: offs = {0}; break;
+    case GgmlType::IQ1_M:  // d is the top nibbles of the four scale words (bytes 49, 51, 53, 55)
+      for (size_t b = 0; b + tr.block_bytes <= bytes; b += tr.block_bytes)
+        for (int k = 0; k < 4; ++k) p[b + 49 + 2 * k] = static_cast<uint8_t>((p[b + 49 + 2 * k] & 0x0F) | (((small >> (4 * k)) & 0xF) << 4));
+      break;
     default: break;
   }
   for (size_t b = 0; b + tr.block_bytes <= bytes; b += tr.block_bytes)
@@ -111,7 +117,8 @@ void fill_weights(GgmlType t, uint8_t* p, size_t bytes) {
 
 int main(int argc, char** argv) {
   bool json = false;
-  std::vector<std::string> type_names = {"Q4_K", "Q3_K", "Q8_0", "Q6_K", "Q5_0", "Q4_0", "F16"};
+  std::vector<std::string> type_names = {"Q4_K", "Q3_K", "Q8_0", "Q6_K", "Q5_0", "Q4_0", "F16",
+                                         "IQ3_XXS", "IQ3_S", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ1_S", "IQ1_M"};
   std::vector<std::string> tier_names;
   const int hw = std::max(1u, std::thread::hardware_concurrency());
   std::vector<int> thread_counts = {1};

@@ -23,13 +23,18 @@ elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64|ARM64")
   file(GLOB LES_NEON_DOTPROD_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/kernels/arm/*dotprod*.cpp)
   set_source_files_properties(${LES_NEON_DOTPROD_SOURCES} PROPERTIES COMPILE_OPTIONS "-march=armv8.2-a+dotprod")
   list(APPEND LES_KERNEL_ISA_SOURCES ${LES_NEON_SOURCES})
+  # The i-quant kernels keep the reference's float steps (ref_iquants.h): no FMA contraction.
+  set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/kernels/arm/neon_iquants.cpp
+               ${CMAKE_SOURCE_DIR}/src/kernels/arm/neon_iquants_dotprod.cpp APPEND PROPERTY COMPILE_OPTIONS "-ffp-contract=off")
 endif()
 
 # The weight quantisers' scale-search kernels promise sums without FMA (kernels.h,
 # FitKernels), which the SIMD tiers reproduce bit for bit; GCC would otherwise
 # contract a multiply and an add (intrinsics included) into an FMA wherever the
-# target has one (AVX2 TUs, every aarch64 build).
+# target has one (AVX2 TUs, every aarch64 build). The i-quant reference
+# (ref_iquants.h) and its AVX2 kernels promise the same of their float sums.
 set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/kernels/ref_quant_fit.cpp ${CMAKE_SOURCE_DIR}/src/kernels/x86/avx2_quant_fit.cpp
+             ${CMAKE_SOURCE_DIR}/src/kernels/ref_iquants.cpp ${CMAKE_SOURCE_DIR}/src/kernels/x86/avx2_iquants.cpp
              APPEND PROPERTY COMPILE_OPTIONS "-ffp-contract=off")
 # Dot products whose SIMD tiers keep the reference's float steps bit for bit
 # (IQ4_XS: one multiply and one add per super-block): no tier, the scalar

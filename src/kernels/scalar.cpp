@@ -3,6 +3,7 @@
 // tiers start from a copy of this table (tiers.h).
 
 #include "kernels/ref.h"
+#include "kernels/ref_iquants.h"
 #include "kernels/tiers.h"
 
 namespace les::kernels {
@@ -60,6 +61,14 @@ void fill_scalar_table(KernelTable& t) {
       nullptr);
   // MXFP4 (E8M0-scaled blocks of 32) against Q8_0, as ggml's CPU backend pairs it.
   set(G::MXFP4, vec_dot_mxfp4_q8_0_ref, G::Q8_0, dequantize_erased<block_mxfp4, dequantize_row_mxfp4_ref>, nullptr);
+  // Lattice i-quants against Q8_K (ref_iquants.h).
+  set(G::IQ2_XXS, vec_dot_iq2_xxs_q8_K_ref, G::Q8_K, dequantize_erased<block_iq2_xxs, dequantize_row_iq2_xxs_ref>, nullptr);
+  set(G::IQ2_XS, vec_dot_iq2_xs_q8_K_ref, G::Q8_K, dequantize_erased<block_iq2_xs, dequantize_row_iq2_xs_ref>, nullptr);
+  set(G::IQ2_S, vec_dot_iq2_s_q8_K_ref, G::Q8_K, dequantize_erased<block_iq2_s, dequantize_row_iq2_s_ref>, nullptr);
+  set(G::IQ3_XXS, vec_dot_iq3_xxs_q8_K_ref, G::Q8_K, dequantize_erased<block_iq3_xxs, dequantize_row_iq3_xxs_ref>, nullptr);
+  set(G::IQ3_S, vec_dot_iq3_s_q8_K_ref, G::Q8_K, dequantize_erased<block_iq3_s, dequantize_row_iq3_s_ref>, nullptr);
+  set(G::IQ1_S, vec_dot_iq1_s_q8_K_ref, G::Q8_K, dequantize_erased<block_iq1_s, dequantize_row_iq1_s_ref>, nullptr);
+  set(G::IQ1_M, vec_dot_iq1_m_q8_K_ref, G::Q8_K, dequantize_erased<block_iq1_m, dequantize_row_iq1_m_ref>, nullptr);
   set(G::Q8_K, nullptr, G::Q8_K, dequantize_erased<block_q8_K, dequantize_row_q8_K_ref>,
       quantize_erased<block_q8_K, quantize_row_q8_K_ref>);
   t.ops.exp16 = exp16_ref;

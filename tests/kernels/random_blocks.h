@@ -18,6 +18,7 @@
 #include "kernels/fp16.h"
 #include "kernels/ggml_type.h"
 #include "kernels/kernels.h"
+#include "iq_test_util.h"
 
 namespace les::test {
 
@@ -68,7 +69,9 @@ inline void set_block_scales(kernels::KernelTable const&, GgmlType t, uint8_t* p
                : mode == ScaleMode::zero ? 0 : mode == ScaleMode::huge ? 200 : 1;
         break;
       }
-      default: break;
+      default:
+        if (is_lattice_iquant(t)) set_iq_block_d(t, p + b * ggml_type_traits(t).block_bytes, pick_scale(mode, rng));
+        break;
     }
   }
 }
@@ -114,11 +117,16 @@ inline std::vector<uint8_t> random_activations(const kernels::KernelTable& scala
 inline std::vector<GgmlType> dot_weight_types() {
   return {GgmlType::Q4_K, GgmlType::Q3_K, GgmlType::Q8_0, GgmlType::Q6_K, GgmlType::Q5_0, GgmlType::Q4_0,
           GgmlType::F16,  GgmlType::Q5_K, GgmlType::Q2_K, GgmlType::Q4_1, GgmlType::Q5_1, GgmlType::IQ4_NL,
-          GgmlType::BF16, GgmlType::F32,  GgmlType::IQ4_XS, GgmlType::MXFP4};
+          GgmlType::BF16, GgmlType::F32,  GgmlType::IQ4_XS, GgmlType::MXFP4,
+          GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ1_S,
+          GgmlType::IQ1_M};
 }
 
 // Weight types whose every tier keeps the scalar reference's float steps, so
 // SIMD results must equal the reference's bits (test_simd_vs_scalar.cpp).
-inline std::vector<GgmlType> ordered_dot_types() { return {GgmlType::IQ4_XS}; }
+inline std::vector<GgmlType> ordered_dot_types() {
+  return {GgmlType::IQ4_XS,  GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::IQ2_XXS,
+          GgmlType::IQ2_XS,  GgmlType::IQ2_S,   GgmlType::IQ1_S, GgmlType::IQ1_M};
+}
 
 }  // namespace les::test

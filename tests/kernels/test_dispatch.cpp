@@ -68,7 +68,10 @@ TEST_CASE("weight_type_supported", "[kernels][dispatch]") {
                      GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::IQ4_NL, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
                      GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_XS, GgmlType::MXFP4})
     CHECK(weight_type_supported(t));
+  for (GgmlType t : {GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ3_XXS, GgmlType::IQ3_S,
+                     GgmlType::IQ1_S, GgmlType::IQ1_M})
+    CHECK(weight_type_supported(t));
   CHECK_FALSE(weight_type_supported(GgmlType::Q8_K));
-  CHECK_FALSE(weight_type_supported(GgmlType::IQ2_XXS));
+  CHECK_FALSE(weight_type_supported(GgmlType::TQ1_0));
   CHECK_FALSE(weight_type_supported(static_cast<GgmlType>(200)));
 }

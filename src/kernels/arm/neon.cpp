@@ -60,6 +60,12 @@ void fill_neon_table_variant(KernelTable& t, bool use_dotprod) {
   set_dot(GgmlType::IQ4_XS, pick(vec_dot_iq4_xs_q8_K_neon, vec_dot_iq4_xs_q8_K_neon_dotprod));
   set_dot(GgmlType::MXFP4, pick(vec_dot_mxfp4_q8_0_neon, vec_dot_mxfp4_q8_0_neon_dotprod));
 
+  if (use_dotprod) {
+    install_iquant_kernels_neon_dotprod(t);
+  } else {
+    install_iquant_kernels_neon(t);
+  }
+
   set_dot(GgmlType::F16, vec_dot_f16_f16_neon);
   set_dot(GgmlType::BF16, vec_dot_bf16_bf16_neon);
   set_dot(GgmlType::F32, vec_dot_f32_f32_neon);

@@ -84,6 +84,12 @@ void vec_dot_q6_K_q8_K_neon_dotprod(int64_t n, float* s, const void* w, const vo
 void vec_dot_iq4_xs_q8_K_neon_dotprod(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_mxfp4_q8_0_neon_dotprod(int64_t n, float* s, const void* w, const void* x);
 
+// Lattice i-quants (IQ1_S ... IQ3_S, neon_iquants_impl.h): set vec_dot and
+// vec_dot_multi of each, bit-identical to the scalar reference (ref_iquants.h).
+// The _neon_dotprod variant is callable only when neon_dotprod_supported().
+void install_iquant_kernels_neon(KernelTable& t);
+void install_iquant_kernels_neon_dotprod(KernelTable& t);
+
 // Float dot products (any n >= 0): F16 x F16, BF16 x BF16, F32 x F32, all
 // accumulated in F32 (the scalar reference may accumulate in double).
 void vec_dot_f16_f16_neon(int64_t n, float* s, const void* w, const void* x);

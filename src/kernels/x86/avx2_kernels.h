@@ -38,6 +38,10 @@ void vec_dot_multi_q6_K_q8_K(int64_t n, float* s, int64_t s_stride, const void* 
 void vec_dot_multi_iq4_xs_q8_K(int64_t n, float* s, int64_t s_stride, const void* w, const void* x, size_t x_stride,
                                int nx);
 
+// Sets vec_dot and vec_dot_multi of the lattice i-quants (IQ1_S ... IQ3_S),
+// avx2_iquants.cpp: bit-identical to the scalar reference (ref_iquants.h).
+void install_iquant_kernels(KernelTable& t);
+
 // Activation quantisers (QuantizeRowFn), byte-identical to the scalar reference.
 void quantize_row_q8_0(const float* x, void* y, int64_t n);
 void quantize_row_q8_1(const float* x, void* y, int64_t n);
