@@ -26,6 +26,7 @@
 
 #include "kernels/iq_block_formats.h"
 #include "kernels/ref.h"
+#include "kernels/weight_quantizers.h"
 
 namespace les::kernels {
 
@@ -55,6 +56,36 @@ KQuantBlockSums block_sums_iq3_xxs_q8_K_ref(const block_iq3_xxs& w, const block_
 KQuantBlockSums block_sums_iq3_s_q8_K_ref(const block_iq3_s& w, const block_q8_K& x);
 KQuantBlockSums block_sums_iq1_s_q8_K_ref(const block_iq1_s& w, const block_q8_K& x);
 KQuantBlockSums block_sums_iq1_m_q8_K_ref(const block_iq1_m& w, const block_q8_K& x);
+
+// Weight quantisers (ref_quantize_iquants.cpp) of the sign-and-magnitude
+// formats: row x of n floats (n a multiple of 256) into blocks at y.
+// importance: null or n non-negative imatrix weights; ggml requires one for
+// IQ2_XXS, IQ2_XS, IQ2_S and IQ3_XXS (`les quantize` does too), the
+// quantiser itself accepts null. Each element weighs
+//   w_i = (importance_i + 0.5 mean(importance)) * sqrt(sigma^2 + x_i^2)
+// (sigma^2: the block's mean square; without importance the first factor is
+// 1), and each block minimises sum w_i (x_i - xhat_i)^2 by:
+// 1. signs: x_i's own, except that where 7 sign bits and a parity bit are
+//    stored (IQ2_XXS, IQ2_XS, IQ3_XXS) a sign group of 8 with an odd number
+//    of negatives flips the element of least w_i x_i^2;
+// 2. per scale group, the best continuous unit u (a sweep around
+//    max|x| / largest coordinate, then least squares for the chosen points),
+//    every grid group taking its exact best grid point for u (an argmin of
+//    u^2 A_p - 2 u B_p over all points p, A_p = sum w p^2, B_p = sum w |x| p);
+// 3. the F16 super-block scale d among 9 candidates around the one mapping
+//    the largest unit to k = 15, each scale group taking the best of the
+//    three integer scales k nearest its unit, the points re-chosen for the
+//    stored d and k.
+// The bytes do not depend on the kernel tier (scalar code only).
+void quantize_row_iq2_xxs_ref(const float* x, block_iq2_xxs* y, int64_t n, const float* importance);
+void quantize_row_iq2_xs_ref(const float* x, block_iq2_xs* y, int64_t n, const float* importance);
+void quantize_row_iq2_s_ref(const float* x, block_iq2_s* y, int64_t n, const float* importance);
+void quantize_row_iq3_xxs_ref(const float* x, block_iq3_xxs* y, int64_t n, const float* importance);
+void quantize_row_iq3_s_ref(const float* x, block_iq3_s* y, int64_t n, const float* importance);
+
+// The quantisers above as WeightQuantizerImpl (weight_quantizers.h; the
+// FitKernels are not used); null for other types.
+WeightQuantizerImpl lattice_weight_quantizer_impl(GgmlType type) noexcept;
 
 // The power of two F above for type t (0 for a type that is not a lattice i-quant).
 float iq_dot_factor(GgmlType t) noexcept;

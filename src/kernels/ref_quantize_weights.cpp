@@ -15,6 +15,7 @@
 #include "kernels/quant_fit.h"
 #include "kernels/ref.h"
 #include "kernels/row_weights.h"
+#include "kernels/ref_iquants.h"
 #include "kernels/unaligned.h"
 #include "kernels/weight_quantizers.h"
 
@@ -454,7 +455,7 @@ WeightQuantizerImpl weight_quantizer_impl(GgmlType type) noexcept {
     case GgmlType::Q6_K: return q6_K;
     case GgmlType::IQ4_XS: return iq4_xs;
     case GgmlType::MXFP4: return quantize_mxfp4;
-    default: return nullptr;
+    default: return lattice_weight_quantizer_impl(type);  // ref_iquants.h
   }
 }
 

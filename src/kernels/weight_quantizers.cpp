@@ -36,6 +36,11 @@ QuantizeWeightsFn reference_weight_quantizer(GgmlType type) noexcept {
     case G::Q6_K: return reference<G::Q6_K>;
     case G::IQ4_XS: return reference<G::IQ4_XS>;
     case G::MXFP4: return reference<G::MXFP4>;
+    case G::IQ2_XXS: return reference<G::IQ2_XXS>;
+    case G::IQ2_XS: return reference<G::IQ2_XS>;
+    case G::IQ2_S: return reference<G::IQ2_S>;
+    case G::IQ3_XXS: return reference<G::IQ3_XXS>;
+    case G::IQ3_S: return reference<G::IQ3_S>;
     default: return nullptr;
   }
 }

@@ -25,7 +25,7 @@ namespace les::kernels {
 using QuantizeWeightsFn = void (*)(const float* x, void* y, int64_t n, const float* importance);
 
 // The scalar reference quantiser for weights of `type`, or null if LES
-// cannot produce that type (IQ2/IQ3/IQ1 families, TQ, integer types,
+// cannot produce that type (IQ1 family, TQ, integer types,
 // Q8_1/Q8_K, which are activation-only formats).
 QuantizeWeightsFn reference_weight_quantizer(GgmlType type) noexcept;
 

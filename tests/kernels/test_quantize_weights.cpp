@@ -181,6 +181,7 @@ TEST_CASE("reference_weight_quantizer covers the producible types only", "[kerne
   CHECK(reference_weight_quantizer(GgmlType::Q8_K) == nullptr);  // activation-only
   CHECK(reference_weight_quantizer(GgmlType::Q8_1) == nullptr);
   CHECK(reference_weight_quantizer(GgmlType::TQ1_0) == nullptr);
+  CHECK(reference_weight_quantizer(GgmlType::IQ1_S) == nullptr);
   CHECK(reference_weight_quantizer(static_cast<GgmlType>(4)) == nullptr);  // removed id
   // F16 ignores the importance and rounds to nearest even.
   const float x[2] = {1.0f, 65504.0f};

@@ -127,9 +127,10 @@ TEST_CASE("quantize: refusals", "[quant]") {
   other.imatrix = &*im;
   refused(synth, other, "imatrix was made for another model");
   QuantizeParams iq = params(Preset::les_mixed);
-  iq.plan.overrides.push_back(*parse_type_override("ffn_up_exps=iq2_xxs"));
+  iq.plan.overrides.push_back(*parse_type_override("ffn_up_exps=iq1_s"));
   refused(f16, iq, "needs an importance matrix");
   iq.imatrix = &*im;
+  refused(f16, iq, "LES cannot produce IQ1_S");
   QuantizeParams ints = params(Preset::les_mixed);
   ints.plan.overrides.push_back(*parse_type_override("ffn_up_exps=i32"));
   refused(f16, ints, "LES cannot produce I32 (it writes F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, ");
@@ -138,6 +139,8 @@ TEST_CASE("quantize: refusals", "[quant]") {
     const std::string msg = quantize_model(f16, out, ints).status().message();
     CHECK_THAT(msg, Catch::Contains("IQ4_XS") && Catch::Contains("MXFP4") && Catch::Contains("IQ4_NL"));
     CHECK_THAT(msg, !Catch::Contains("TQ1_0") && !Catch::Contains("Q8_K") && !Catch::Contains("Q8_1"));
+    CHECK_THAT(msg, Catch::Contains("IQ2_XXS") && Catch::Contains("IQ2_XS") && Catch::Contains("IQ3_S"));
+    CHECK_THAT(msg, !Catch::Contains("IQ1_S") && !Catch::Contains("IQ1_M"));
   }
   auto same = quantize_model(f16, f16, params(Preset::q8_0));
   REQUIRE_FALSE(same.ok());
