@@ -94,6 +94,10 @@ TEST_CASE("reference weight quantisers write the same bytes to misaligned rows",
   for (GgmlType t : les::test::dot_weight_types()) {
     INFO("type " << les::ggml_type_name(t));
     const auto quantize = les::kernels::reference_weight_quantizer(t);
+    if (t == GgmlType::IQ1_S || t == GgmlType::IQ1_M) {  // the only dot types LES cannot write
+      CHECK(quantize == nullptr);
+      continue;
+    }
     REQUIRE(quantize != nullptr);
     const size_t rb = *les::ggml_row_bytes(t, n);
     std::vector<uint8_t> aligned(rb);

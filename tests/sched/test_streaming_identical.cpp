@@ -244,3 +244,26 @@ TEST_CASE("qwen35moe fixtures stream through an expert budget of at most 1 MiB",
     CHECK(*min <= size_t{1} << 20);
   }
 }
+
+namespace {
+
+// llama-quantize's i-quant files of the source tree (tests/core/model/data/iquants).
+std::string iquant_file(const char* stem) {
+  return std::string(LES_TESTS_SOURCE_DIR) + "/core/model/data/iquants/" + stem + ".gguf";
+}
+
+}  // namespace
+
+TEST_CASE("streaming logits are bit-identical to resident: llama-quantize i-quant files", "[sched][iquants]") {
+  // Every lattice type: IQ3_XXS / IQ3_S / IQ2_S, IQ2_XS, IQ2_XXS, IQ1_S, IQ1_M experts and matrices.
+  SECTION("IQ3_XXS") { matrix_for(iquant_file("tiny-2l-IQ3_XXS")); }
+  SECTION("IQ2_S") { matrix_for(iquant_file("tiny-2l-IQ2_S")); }
+  SECTION("IQ2_XXS") { matrix_for(iquant_file("tiny-2l-IQ2_XXS")); }
+  SECTION("IQ1_S") { matrix_for(iquant_file("tiny-2l-IQ1_S")); }
+  SECTION("IQ1_M") { matrix_for(iquant_file("tiny-2l-IQ1_M")); }
+}
+
+TEST_CASE("streaming logits are bit-identical to resident: repacked i-quant files", "[sched][iquants]") {
+  repacked_matrix(iquant_file("tiny-2l-IQ2_XXS"), "sched-repacked-IQ2_XXS.gguf");
+  repacked_matrix(iquant_file("tiny-2l-IQ1_M"), "sched-repacked-IQ1_M.gguf");
+}
