@@ -2,11 +2,13 @@
 """Quality and size of LES's quantisations of the trained fixture (issue 12's table).
 
 Quantises the trained fixture's F16 file with `les quantize` (q8_0, q4_k_m, les-mixed with and
-without the shipped imatrix, les-mixed-down4 with it, iq4_xs, mxfp4_moe), makes llama.cpp's Q8_0,
-mixed-without-imatrix, IQ4_XS and MXFP4_MOE files with `llama-quantize` when its build is given
-(the fixture ships its Q4_K_M and mixed-with-imatrix files), then scores every file with `les perplexity` on
-`corpus/validation.txt` (llama-perplexity's chunking: -c 256 -b 256, 511 chunks), KL divergence
-against the F16 file's saved log-probabilities. Prints a markdown table and writes JSON.
+without the shipped imatrix, les-mixed-down4 with it, iq4_xs, mxfp4_moe, and with the imatrix
+iq3_xxs, iq2_xxs, les-mixed-iq3, les-mixed-iq2), makes llama.cpp's Q8_0, mixed-without-imatrix,
+IQ4_XS, MXFP4_MOE, IQ3_XXS and IQ2_XXS (the last two with the imatrix) files with `llama-quantize`
+when its build is given (the fixture ships its Q4_K_M and mixed-with-imatrix files), then scores
+every file with `les perplexity` on `corpus/validation.txt` (llama-perplexity's chunking: -c 256
+-b 256, 511 chunks), KL divergence against the F16 file's saved log-probabilities. Prints a
+markdown table (with each file's size relative to llama.cpp's Q4_K_M file) and writes JSON.
 
 Each run is a separate process; files already made in --work are reused, and so are finished
 perplexity runs (their logs), so an interrupted table resumes (delete them to redo).
@@ -14,12 +16,13 @@ Optionally times `les quantize` against `llama-quantize` on the same input and t
 (--speed: interleaved repetitions, median; run it on a quiet machine, e.g. under
 `flock -x /work/cpu.lock`).
 
---only codebook4 scores just F16 and the IQ4_XS / MXFP4_MOE pairs (issue 29's rows).
+--only codebook4 scores just F16 and the IQ4_XS / MXFP4_MOE pairs (issue 29's rows); --only
+iquants just F16, llama.cpp's Q4_K_M and the lattice i-quant rows (issue 29's too).
 
 Usage:
   bench/quality_table.py --les build/tools/les --fixtures ../shared/fixtures --work /tmp/q12 \
       [--llama-bin ~/.cache/les-peers/llama.cpp-81ff7abe/build/bin] [--chunks N] [--threads 2] \
-      [--only codebook4] [--speed] [--json out.json] [--md out.md]
+      [--only codebook4|iquants] [--speed] [--json out.json] [--md out.md]
 """
 import argparse
 import json
@@ -57,7 +60,7 @@ def main():
     ap.add_argument("--speed-only", action="store_true", help="only the quantising speed (implies --speed)")
     ap.add_argument("--speed-reps", type=int, default=5)
     ap.add_argument("--speed-input", default="", help="F16 GGUF to time (default: the trained fixture's F16 file)")
-    ap.add_argument("--only", default="", choices=["", "codebook4"])
+    ap.add_argument("--only", default="", choices=["", "codebook4", "iquants"])
     ap.add_argument("--json", default="")
     ap.add_argument("--md", default="")
     a = ap.parse_args()
@@ -80,8 +83,17 @@ def main():
         ("LES IQ4_XS", "les-IQ4_XS.gguf", ["iq4_xs"]),
         ("LES MXFP4_MOE", "les-MXFP4_MOE.gguf", ["mxfp4_moe"]),
     ]
+    # The lattice i-quants: llama-quantize's IQ3_XXS / IQ2_XXS recipes and LES's mixed ones (imatrix needed).
+    iq_q = [
+        ("LES IQ3_XXS + imatrix", "les-IQ3_XXS-imat.gguf", ["iq3_xxs", "--imatrix", imat]),
+        ("LES IQ2_XXS + imatrix", "les-IQ2_XXS-imat.gguf", ["iq2_xxs", "--imatrix", imat]),
+        ("LES les-mixed-iq3 + imatrix", "les-mixed-iq3-imat.gguf", ["les-mixed-iq3", "--imatrix", imat]),
+        ("LES les-mixed-iq2 + imatrix", "les-mixed-iq2-imat.gguf", ["les-mixed-iq2", "--imatrix", imat]),
+    ]
     if a.only == "codebook4":
         les_q = les_q[5:]
+    elif a.only == "iquants":
+        les_q = []
     # The targets' files first (F16 makes the KLD reference), so a partial run answers them.
     rows = [("F16 (reference)", f16)]
     les_rows = []
@@ -91,21 +103,37 @@ def main():
             run([a.les, "quantize", f16, out] + args + ["-t", t, "-q"], w(name + ".quantize.log"))
         les_rows.append((label, out))
     lq = os.path.join(a.llama_bin, "llama-quantize") if a.llama_bin else ""
-    if a.only != "codebook4":
+    if a.only == "":
         rows.append(les_rows[3])  # les-mixed + imatrix
         rows.append(("llama.cpp mixed + imatrix", os.path.join(tr, "tiny-qwen3moe-mixed-exps-Q3_K-imat.gguf")))
         rows.append(("llama.cpp Q4_K_M", os.path.join(tr, "tiny-qwen3moe-Q4_K_M.gguf")))
         rows.append(les_rows[1])  # Q4_K_M
         rows += [les_rows[2], les_rows[0], les_rows[4]]
     # The 4-bit codebook formats, each next to llama.cpp's file of the same preset.
-    for les_row, ftype in zip(les_rows[-2:], ["IQ4_XS", "MXFP4_MOE"]):
+    for les_row, ftype in zip(les_rows[-2:] if a.only != "iquants" else [], ["IQ4_XS", "MXFP4_MOE"]):
         rows.append(les_row)
         out = w(f"llama-{ftype}.gguf")
         if lq and os.path.exists(lq) and not os.path.exists(out):
             run([lq, f16, out, ftype, t], w(f"llama-{ftype}.quantize.log"))
         if os.path.exists(out):
             rows.append((f"llama.cpp {ftype}", out))
-    if lq and os.path.exists(lq) and a.only != "codebook4":
+    # The lattice i-quants, llama.cpp's files of the same presets next to LES's, and llama.cpp's Q4_K_M.
+    if a.only in ("", "iquants"):
+        if a.only == "iquants":
+            rows.append(("llama.cpp Q4_K_M", os.path.join(tr, "tiny-qwen3moe-Q4_K_M.gguf")))
+        for i, (label, name, args) in enumerate(iq_q):
+            out = w(name)
+            if not os.path.exists(out):
+                run([a.les, "quantize", f16, out] + args + ["-t", t, "-q"], w(name + ".quantize.log"))
+            rows.append((label, out))
+            if i < 2:
+                ftype = ("IQ3_XXS", "IQ2_XXS")[i]
+                out = w(f"llama-{ftype}-imat.gguf")
+                if lq and os.path.exists(lq) and not os.path.exists(out):
+                    run([lq, "--imatrix", imat, f16, out, ftype, t], w(f"llama-{ftype}.quantize.log"))
+                if os.path.exists(out):
+                    rows.append((f"llama.cpp {ftype} + imatrix", out))
+    if lq and os.path.exists(lq) and a.only == "":
         out = w("llama-Q8_0.gguf")
         if not os.path.exists(out):
             run([lq, f16, out, "Q8_0", t], w("llama-Q8_0.quantize.log"))
@@ -168,10 +196,14 @@ def main():
                  "les_s": les_t, "llama_s": llama_t,
                  "speedup_vs_llama": statistics.median(llama_t) / statistics.median(les_t)}
 
-    lines = ["| file | bytes | PPL | mean KLD | KLD p99 | top-1 |", "|---|---|---|---|---|---|"]
+    # size relative to llama.cpp's Q4_K_M file (the shipped fixture)
+    q4km = os.path.getsize(os.path.join(tr, "tiny-qwen3moe-Q4_K_M.gguf"))
+    for r in results:
+        r["size_vs_q4_k_m"] = round(r["bytes"] / q4km, 4)
+    lines = ["| file | bytes | size / Q4_K_M | PPL | mean KLD | KLD p99 | top-1 |", "|---|---|---|---|---|---|---|"]
     for r in results:
         fmt = lambda v, p: "-" if v is None else f"{v:.{p}f}"
-        lines.append(f"| {r['label']} | {r['bytes']:,} | {fmt(r['ppl'], 4)} +/- {fmt(r['ppl_err'], 3)} | "
+        lines.append(f"| {r['label']} | {r['bytes']:,} | {r['size_vs_q4_k_m']:.3f} | {fmt(r['ppl'], 4)} +/- {fmt(r['ppl_err'], 3)} | "
                      f"{fmt(r['kld_mean'], 6)} +/- {fmt(r['kld_mean_err'], 6)} | {fmt(r['kld_p99'], 5)} | "
                      f"{fmt(r['top1_pct'], 2)}% |")
     if speed:

@@ -55,6 +55,9 @@ GgmlType base_type(Preset p) {
     case Preset::les_mixed: case Preset::les_mixed_down4: return GgmlType::Q4_K;
     case Preset::iq4_xs: return GgmlType::IQ4_XS;
     case Preset::mxfp4_moe: return GgmlType::MXFP4;
+    case Preset::iq3_xxs: return GgmlType::IQ3_XXS;
+    case Preset::iq2_xxs: return GgmlType::IQ2_XXS;
+    case Preset::les_mixed_iq3: case Preset::les_mixed_iq2: return GgmlType::Q4_K;
   }
   return GgmlType::Q8_0;
 }
@@ -69,11 +72,44 @@ struct ModelFacts {
   bool has_imatrix = false;
 };
 
+// llama-quantize's IQ3_XXS and IQ2_XXS choices (quant_plan.h) for a tensor
+// that is not output or token_embd.
+GgmlType iq_preset_choice(Category c, Preset p, const ModelFacts& m, Counters& k) {
+  if (p == Preset::iq2_xxs) {
+    switch (c) {
+      case Category::attn_v: return m.n_gqa >= 4 || m.n_expert >= 4 ? GgmlType::Q4_K : GgmlType::Q2_K;
+      case Category::attn_k: return m.n_expert == 8 ? GgmlType::Q4_K : GgmlType::IQ2_XXS;
+      case Category::ffn_down: return k.i_ffn_down++ < m.n_layer / 8 ? GgmlType::Q2_K : GgmlType::IQ2_XXS;
+      case Category::attn_output: return m.n_expert == 8 ? GgmlType::Q5_K : GgmlType::IQ2_XXS;
+      default: return GgmlType::IQ2_XXS;
+    }
+  }
+  switch (c) {  // IQ3_XXS
+    case Category::attn_v: return m.n_expert == 8 ? GgmlType::Q8_0 : m.n_gqa >= 4 ? GgmlType::Q4_K : GgmlType::IQ3_XXS;
+    case Category::attn_k: return m.n_expert == 8 ? GgmlType::Q8_0 : GgmlType::IQ2_S;
+    case Category::attn_q: return GgmlType::IQ2_S;
+    case Category::attn_output: return m.n_expert == 8 ? GgmlType::Q5_K : GgmlType::IQ3_S;
+    default: return GgmlType::IQ3_XXS;
+  }
+}
+
 // The preset's choice for a tensor that no override matched.
-GgmlType preset_choice(const TensorShape& t, Category c, Preset p, const ModelFacts& m, Counters& k) {
+GgmlType preset_choice(const TensorShape& t, Category c, const PlanOptions& o, const ModelFacts& m, Counters& k) {
+  const Preset p = o.preset;
   const int n_layer = m.n_layer, n_expert = m.n_expert;
   GgmlType type = base_type(p);
   if (p == Preset::mxfp4_moe) return t.ne[2] > 1 ? GgmlType::MXFP4 : GgmlType::Q8_0;
+  if (p == Preset::les_mixed_iq3) return is_routed_expert(t.name) ? GgmlType::IQ3_XXS : GgmlType::Q4_K;
+  if (p == Preset::les_mixed_iq2) {
+    if (!is_routed_expert(t.name)) return GgmlType::Q4_K;
+    const auto& xs = o.iq2_xs_experts;
+    return std::find(xs.begin(), xs.end(), t.name) != xs.end() ? GgmlType::IQ2_XS : GgmlType::IQ2_XXS;
+  }
+  if (p == Preset::iq3_xxs || p == Preset::iq2_xxs) {
+    if (c == Category::output) return t.ne[0] % kQK_K != 0 ? GgmlType::Q8_0 : GgmlType::Q5_K;
+    if (c == Category::token_embd) return p == Preset::iq3_xxs ? GgmlType::IQ3_S : GgmlType::Q2_K;
+    return iq_preset_choice(c, p, m, k);
+  }
   if (p == Preset::les_mixed || p == Preset::les_mixed_down4) {
     if (is_routed_expert(t.name))
       return p == Preset::les_mixed_down4 && contains(t.name, "ffn_down_exps") ? GgmlType::Q4_K : GgmlType::Q3_K;
@@ -122,7 +158,16 @@ std::optional<Preset> preset_from_name(const std::string& name) {
   if (n == "les-mixed-down4") return Preset::les_mixed_down4;
   if (n == "iq4_xs") return Preset::iq4_xs;
   if (n == "mxfp4_moe") return Preset::mxfp4_moe;
+  if (n == "iq3_xxs") return Preset::iq3_xxs;
+  if (n == "iq2_xxs") return Preset::iq2_xxs;
+  if (n == "les-mixed-iq3") return Preset::les_mixed_iq3;
+  if (n == "les-mixed-iq2") return Preset::les_mixed_iq2;
   return std::nullopt;
+}
+
+const char* preset_names() {
+  return "q8_0, q4_k_m, q3_k_m, les-mixed, les-mixed-down4, iq4_xs, mxfp4_moe, iq3_xxs, iq2_xxs, les-mixed-iq3, "
+         "les-mixed-iq2";
 }
 
 const char* preset_name(Preset p) {
@@ -134,6 +179,10 @@ const char* preset_name(Preset p) {
     case Preset::les_mixed_down4: return "les-mixed-down4";
     case Preset::iq4_xs: return "iq4_xs";
     case Preset::mxfp4_moe: return "mxfp4_moe";
+    case Preset::iq3_xxs: return "iq3_xxs";
+    case Preset::iq2_xxs: return "iq2_xxs";
+    case Preset::les_mixed_iq3: return "les-mixed-iq3";
+    case Preset::les_mixed_iq2: return "les-mixed-iq2";
   }
   return "?";
 }
@@ -146,6 +195,9 @@ uint32_t preset_file_type(Preset p) {
     case Preset::les_mixed: case Preset::les_mixed_down4: return 14;
     case Preset::iq4_xs: return 30;
     case Preset::mxfp4_moe: return 38;
+    case Preset::iq3_xxs: return 23;
+    case Preset::iq2_xxs: return 19;
+    case Preset::les_mixed_iq3: case Preset::les_mixed_iq2: return 14;
   }
   return 0;
 }
@@ -226,7 +278,7 @@ std::vector<TensorChoice> plan_types(const std::vector<TensorShape>& tensors, co
           hit = &ov;
           break;
         }
-      want = hit != nullptr ? hit->type : preset_choice(t, c, o.preset, facts, k);
+      want = hit != nullptr ? hit->type : preset_choice(t, c, o, facts, k);
     }
     ch.wanted = want;
     ch.type = fallback_type(want, t.ne[0]);

@@ -23,9 +23,21 @@
 //   Q5_K in layers < n/8 when there is no imatrix; the rest IQ4_XS.
 // - MXFP4_MOE: every 3-D tensor (ne[2] > 1: the routed experts) MXFP4, every
 //   other quantisable tensor Q8_0, token_embd and output included.
+// - IQ3_XXS (imatrix required): output Q5_K, token_embd IQ3_S, attn_q and
+//   attn_k IQ2_S, attn_output IQ3_S, attn_v Q4_K when n_gqa >= 4 else
+//   IQ3_XXS, everything else IQ3_XXS; with exactly 8 experts attn_v and
+//   attn_k Q8_0 and attn_output Q5_K.
+// - IQ2_XXS (imatrix required): output Q5_K, token_embd Q2_K, attn_v Q4_K
+//   when n_gqa >= 4 or n_expert >= 4 else Q2_K, ffn_down* Q2_K for the first
+//   n_layer / 8 of them (in order), attn_k Q4_K and attn_output Q5_K with
+//   exactly 8 experts, everything else IQ2_XXS.
 // - les-mixed: routed experts (ffn_{gate,up,down}_exps) Q3_K, every other
 //   quantisable tensor Q4_K, output and token_embd included.
 //   les-mixed-down4: the same with ffn_down_exps Q4_K.
+//   les-mixed-iq3: routed experts IQ3_XXS, the rest Q4_K.
+//   les-mixed-iq2: routed experts IQ2_XXS, or IQ2_XS for those named in
+//   PlanOptions::iq2_xs_experts (quantize_model picks them from the imatrix:
+//   quant/expert_bits.h), the rest Q4_K. The IQ2/IQ3 presets need an imatrix.
 // - Fallbacks when ne[0] is not a multiple of the block: Q3_K/Q2_K -> Q4_0,
 //   Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, IQ types -> IQ4_NL; F16 if still
 //   not a multiple.
@@ -44,14 +56,29 @@
 
 namespace les::quant {
 
-enum class Preset { q8_0, q4_k_m, q3_k_m, les_mixed, les_mixed_down4, iq4_xs, mxfp4_moe };
+enum class Preset {
+  q8_0,
+  q4_k_m,
+  q3_k_m,
+  les_mixed,
+  les_mixed_down4,
+  iq4_xs,
+  mxfp4_moe,
+  iq3_xxs,
+  iq2_xxs,
+  les_mixed_iq3,
+  les_mixed_iq2
+};
 
 // Parses "q8_0", "q4_k_m", "q3_k_m", "les-mixed", "les-mixed-down4", "iq4_xs",
-// "mxfp4_moe" (any case).
+// "mxfp4_moe", "iq3_xxs", "iq2_xxs", "les-mixed-iq3", "les-mixed-iq2" (any case).
 std::optional<Preset> preset_from_name(const std::string& name);
 const char* preset_name(Preset p);
+// Every preset name, in the order above, comma-separated (for messages).
+const char* preset_names();
 // general.file_type (llama_ftype) the preset records: 7 (MOSTLY_Q8_0), 15
-// (MOSTLY_Q4_K_M), 12 (MOSTLY_Q3_K_M), 30 (MOSTLY_IQ4_XS), 38 (MOSTLY_MXFP4_MOE);
+// (MOSTLY_Q4_K_M), 12 (MOSTLY_Q3_K_M), 30 (MOSTLY_IQ4_XS), 38 (MOSTLY_MXFP4_MOE),
+// 23 (MOSTLY_IQ3_XXS), 19 (MOSTLY_IQ2_XXS);
 // the les-mixed presets record 14
 // (MOSTLY_Q4_K_S), the base type of the recipe, as llama-quantize does for
 // the fixture's mixed file.
@@ -68,6 +95,7 @@ struct PlanOptions {
   std::vector<TypeOverride> overrides;  // --tensor-type, in order
   std::optional<GgmlType> output_type;  // --output-tensor-type
   std::optional<GgmlType> token_embd_type;  // --token-embedding-type
+  std::vector<std::string> iq2_xs_experts;  // les-mixed-iq2: routed-expert tensors that get IQ2_XS
 };
 
 // Parses "REGEX=TYPE". Errors: invalid_argument (no '=', bad regex, unknown type).

@@ -18,9 +18,14 @@
 #include "core/gguf/gguf_stream_writer.h"
 #include "kernels/kernels.h"
 #include "kernels/weight_quantizers.h"
+#include "quant/expert_bits.h"
 
 namespace les::quant {
 namespace {
+
+// les-mixed-iq2: the share of the routed-expert weights that get IQ2_XS
+// (2.3125 bits) instead of IQ2_XXS (2.0625): 2.19 bits per expert weight.
+constexpr double kLesMixedIq2XsFraction = 0.5;
 
 struct Fd {
   int fd = -1;
@@ -198,11 +203,22 @@ Result<QuantizeReport> quantize_model(const std::string& in_path, const std::str
     return invalid_argument_error(in_path + " has LES's contiguous expert layout (les repack or les quantize "
                                   "--layout contiguous wrote it); quantise the original per-tensor file, with "
                                   "--layout contiguous for this layout");
-  // n_head / n_head_kv (IQ4_XS's attn_v rule); 1 when either is missing or an array.
+  // n_head / n_head_kv (the attn_v rules of IQ4_XS, IQ3_XXS, IQ2_XXS); 1 when either is missing or an array.
   const auto n_head = in.get_uint_or(arch + ".attention.head_count", 0);
   const auto n_head_kv = in.get_uint_or(arch + ".attention.head_count_kv", 0);
   const int n_gqa = n_head.ok() && n_head_kv.ok() && *n_head_kv > 0 ? static_cast<int>(*n_head / *n_head_kv) : 1;
-  const std::vector<TensorChoice> plan = plan_types(shapes, p.plan, n_layer, n_expert, n_gqa, p.imatrix != nullptr);
+  PlanOptions plan_options = p.plan;
+  if (plan_options.preset == Preset::les_mixed_iq2 && plan_options.iq2_xs_experts.empty()) {
+    // IQ2_XS for the half of the routed-expert weights the imatrix ranks highest (expert_bits.h).
+    if (p.imatrix == nullptr)
+      return invalid_argument_error("les-mixed-iq2 needs an importance matrix (--imatrix FILE): it quantises the "
+                                    "experts to IQ2_XXS / IQ2_XS and ranks them by it");
+    auto scores = score_routed_experts(in, in_path, *p.imatrix);
+    if (!scores.ok()) return scores.status();
+    plan_options.iq2_xs_experts = pick_iq2_xs_experts(*scores, kLesMixedIq2XsFraction);
+  }
+  const std::vector<TensorChoice> plan =
+      plan_types(shapes, plan_options, n_layer, n_expert, n_gqa, p.imatrix != nullptr);
   if (Status s = check_plan(in.tensors(), plan, p, in_path); !s.ok()) return s;
   std::vector<LayerExpertInfo> experts;  // contiguous layout only
   if (p.layout == OutputLayout::contiguous) {

@@ -4,9 +4,12 @@
 // fallbacks of 64-column expert rows); overrides win in the documented order.
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/gguf/gguf_reader.h"
 #include "quant/quant_plan.h"
@@ -204,4 +207,77 @@ TEST_CASE("plan: fallbacks and parsing", "[quant]") {
   CHECK(preset_from_name("mxfp4_moe") == Preset::mxfp4_moe);
   CHECK(preset_file_type(Preset::iq4_xs) == 30);
   CHECK(preset_file_type(Preset::mxfp4_moe) == 38);
+}
+
+TEST_CASE("plan: the iq3_xxs and iq2_xxs presets give llama-quantize's types", "[quant][iquants]") {
+  // Recorded from llama-quantize's files of the trained fixture (tests/quant/data/, its note says how).
+  LES_REQUIRE_FIXTURE(src, "trained/tiny-qwen3moe-F16.gguf");
+  std::ifstream f(std::string(LES_TESTS_SOURCE_DIR) + "/quant/data/trained_llama_quantize_iq_types.json");
+  REQUIRE(f.good());
+  const auto recorded = nlohmann::json::parse(f);
+  const ModelShapes s = shapes_of(src);
+  for (const auto& [name, p] : {std::pair<const char*, Preset>{"IQ3_XXS", Preset::iq3_xxs}, {"IQ2_XXS", Preset::iq2_xxs}}) {
+    const auto& types = recorded["files"][name];
+    REQUIRE(types.size() > 40);
+    const auto plan = plan_types(s.tensors, preset(p), s.n_layer, s.n_expert, /*n_gqa=*/2, /*has_imatrix=*/true);
+    int checked = 0, mismatches = 0;
+    for (size_t i = 0; i < plan.size(); ++i) {
+      if (!types.contains(s.tensors[i].name)) {
+        CHECK_FALSE(plan[i].quantize);
+        continue;
+      }
+      ++checked;
+      const std::string theirs = types[s.tensors[i].name].get<std::string>();
+      if (theirs != ggml_type_name(plan[i].type)) {
+        ++mismatches;
+        UNSCOPED_INFO(name << " " << s.tensors[i].name << ": plan " << ggml_type_name(plan[i].type)
+                           << ", llama-quantize " << theirs);
+      }
+    }
+    CHECK(checked == static_cast<int>(types.size()));
+    CHECK(mismatches == 0);
+  }
+}
+
+TEST_CASE("plan: the iq presets on llama-quantize's cut-down i-quant files of the source tree", "[quant][iquants]") {
+  // Their own shapes: every quantised tensor must get the type llama-quantize gave it.
+  const std::string dir = std::string(LES_TESTS_SOURCE_DIR) + "/core/model/data/iquants/";
+  for (const auto& [stem, p] : {std::pair<const char*, Preset>{"tiny-2l-IQ3_XXS", Preset::iq3_xxs},
+                                {"tiny-2l-IQ2_XXS", Preset::iq2_xxs}}) {
+    const ModelShapes m = shapes_of(dir + stem + ".gguf");
+    const auto plan = plan_types(m.tensors, preset(p), m.n_layer, m.n_expert, /*n_gqa=*/2, /*has_imatrix=*/true);
+    for (size_t i = 0; i < plan.size(); ++i) {
+      INFO(stem << " " << m.tensors[i].name);
+      CHECK(plan[i].type == m.tensors[i].type);
+    }
+  }
+}
+
+TEST_CASE("plan: les-mixed-iq3 and les-mixed-iq2", "[quant][iquants]") {
+  std::vector<TensorShape> t(5);
+  t[0] = {"token_embd.weight", GgmlType::F16, 2, {256, 1000, 1, 1}};
+  t[1] = {"blk.0.attn_q.weight", GgmlType::F16, 2, {256, 256, 1, 1}};
+  t[2] = {"blk.0.ffn_down_exps.weight", GgmlType::F16, 3, {64, 256, 8, 1}};
+  t[3] = {"blk.0.ffn_up_exps.weight", GgmlType::F16, 3, {256, 64, 8, 1}};
+  t[4] = {"blk.0.ffn_gate_exps.weight", GgmlType::F16, 3, {256, 64, 8, 1}};
+  auto p = plan_types(t, preset(Preset::les_mixed_iq3), 1, 8);
+  CHECK(p[0].type == GgmlType::Q4_K);
+  CHECK(p[1].type == GgmlType::Q4_K);
+  CHECK(p[2].type == GgmlType::IQ4_NL);  // 64 columns: IQ3_XXS falls back
+  CHECK(p[2].wanted == GgmlType::IQ3_XXS);
+  CHECK(p[3].type == GgmlType::IQ3_XXS);
+  CHECK(p[3].needs_imatrix);
+  PlanOptions o = preset(Preset::les_mixed_iq2);
+  o.iq2_xs_experts = {"blk.0.ffn_gate_exps.weight"};
+  p = plan_types(t, o, 1, 8);
+  CHECK(p[1].type == GgmlType::Q4_K);
+  CHECK(p[3].type == GgmlType::IQ2_XXS);
+  CHECK(p[4].type == GgmlType::IQ2_XS);
+  CHECK(preset_from_name("LES-MIXED-IQ2") == Preset::les_mixed_iq2);
+  CHECK(preset_from_name("iq3_xxs") == Preset::iq3_xxs);
+  CHECK(preset_file_type(Preset::iq3_xxs) == 23);
+  CHECK(preset_file_type(Preset::iq2_xxs) == 19);
+  CHECK(preset_file_type(Preset::les_mixed_iq2) == 14);
+  for (Preset q : {Preset::iq3_xxs, Preset::iq2_xxs, Preset::les_mixed_iq3, Preset::les_mixed_iq2})
+    CHECK(preset_from_name(preset_name(q)) == q);
 }

@@ -4,7 +4,9 @@
 // them; every refusal names what is wrong; a cancelled run leaves no file.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <fstream>
 #include <string>
 
@@ -13,6 +15,7 @@
 #include "core/gguf/gguf_reader.h"
 #include "core/gguf/gguf_writer.h"
 #include "core/model/golden_support.h"
+#include "quant/expert_bits.h"
 #include "quant/quantize_model.h"
 #include "support/fixtures.h"
 
@@ -229,4 +232,47 @@ TEST_CASE("quantize --layout contiguous: a model without routed experts is refus
   CHECK_THAT(r.status().message(), Catch::Contains("no routed expert tensors"));
   CHECK_FALSE(exists(out + "2"));
   CHECK_FALSE(exists(out + "2.tmp"));
+}
+
+TEST_CASE("quantize: les-mixed-iq2 gives IQ2_XS to the experts the imatrix ranks highest", "[quant][iquants]") {
+  LES_REQUIRE_FIXTURE(f16, "trained/tiny-qwen3moe-F16.gguf");
+  LES_REQUIRE_FIXTURE(imat_path, "trained/imatrix-train.gguf");
+  auto im = read_imatrix(imat_path);
+  REQUIRE(im.ok());
+  const std::string out = test::temp_dir() + "/les-mixed-iq2.gguf";
+  QuantizeParams p = params(Preset::les_mixed_iq2);
+  // Refused without an imatrix, nothing written.
+  auto refused = quantize_model(f16, out, p);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == StatusCode::invalid_argument);
+  CHECK_THAT(refused.status().message(), Catch::Contains("les-mixed-iq2 needs an importance matrix"));
+  CHECK_FALSE(exists(out));
+  // Layers 1-7 as Q8_0 keep the test short: the picks still rank all 16 IQ2-able expert tensors.
+  p.imatrix = &*im;
+  p.plan.overrides.push_back(*parse_type_override("blk\\.[1-7]\\.=q8_0"));
+  auto r = quantize_model(f16, out, p);
+  REQUIRE(r.ok());
+  gguf::ReadOptions ro;
+  ro.use_mmap = false;
+  auto in = gguf::GgufFile::open(f16, ro);
+  REQUIRE(in.ok());
+  auto scores = score_routed_experts(**in, f16, *im);
+  REQUIRE(scores.ok());
+  const auto picks = pick_iq2_xs_experts(*scores, 0.5);
+  REQUIRE(picks.size() == 8);
+  const auto ours = open_meta(out);
+  for (const char* name : {"blk.0.ffn_gate_exps.weight", "blk.0.ffn_up_exps.weight"}) {
+    const bool xs = std::find(picks.begin(), picks.end(), name) != picks.end();
+    INFO(name);
+    CHECK(ours->find_tensor(name)->type == (xs ? GgmlType::IQ2_XS : GgmlType::IQ2_XXS));
+  }
+  CHECK(ours->find_tensor("blk.0.ffn_down_exps.weight")->type == GgmlType::IQ4_NL);  // 64 columns
+  CHECK(ours->find_tensor("blk.0.attn_q.weight")->type == GgmlType::Q4_K);
+  CHECK(ours->find_tensor("blk.1.ffn_up_exps.weight")->type == GgmlType::Q8_0);
+  CHECK(*ours->get_uint("general.file_type") == 14);
+  // The file runs: one prompt through the forward pass gives finite logits.
+  auto model = test::load_model(out);
+  auto ctx = test::make_context(*model);
+  REQUIRE(ctx->decode(std::vector<int32_t>{1, 450, 2030}).ok());
+  for (float v : ctx->logits()) REQUIRE(std::isfinite(v));
 }

@@ -1,8 +1,11 @@
 // `les quantize IN.gguf OUT.gguf PRESET [options]`: requantise a model
 // (quant/quantize_model.h) with a preset's per-tensor types
-// (quant/quant_plan.h): q8_0, q4_k_m, q3_k_m, iq4_xs, mxfp4_moe (llama-quantize's
-// choices and fallbacks), les-mixed (routed experts Q3_K, everything else Q4_K) and
-// les-mixed-down4 (the same with ffn_down_exps Q4_K). Options may come before
+// (quant/quant_plan.h): q8_0, q4_k_m, q3_k_m, iq4_xs, mxfp4_moe, iq3_xxs,
+// iq2_xxs (llama-quantize's choices and fallbacks; iq3_xxs / iq2_xxs need
+// --imatrix), les-mixed (routed experts Q3_K, everything else Q4_K),
+// les-mixed-down4 (the same with ffn_down_exps Q4_K), les-mixed-iq3 (experts
+// IQ3_XXS, the rest Q4_K) and les-mixed-iq2 (experts IQ2_XXS, IQ2_XS for the
+// half the imatrix ranks highest, the rest Q4_K). Options may come before
 // or after the positional arguments: --tensor-type REGEX=TYPE (repeatable,
 // first match wins), --output-tensor-type, --token-embedding-type,
 // --imatrix FILE (GGUF or legacy .dat), --layout per_tensor|contiguous (the
@@ -49,8 +52,7 @@ int usage(const std::string& msg) {
 int quantize(const QuantizeArgs& a) {
   quant::QuantizeParams p;
   const auto preset = quant::preset_from_name(a.preset);
-  if (!preset)
-    return usage("unknown preset '" + a.preset + "' (q8_0, q4_k_m, q3_k_m, iq4_xs, mxfp4_moe, les-mixed, les-mixed-down4)");
+  if (!preset) return usage("unknown preset '" + a.preset + "' (" + quant::preset_names() + ")");
   p.plan.preset = *preset;
   if (a.layout != "per_tensor" && a.layout != "contiguous")
     return usage("--layout must be per_tensor or contiguous, got '" + a.layout + "'");
@@ -143,11 +145,10 @@ int quantize(const QuantizeArgs& a) {
 
 void register_quantize(CLI::App& app, ToolState& state) {
   auto a = std::make_shared<QuantizeArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "quantize", "Quantise a GGUF model (presets q8_0, q4_k_m, q3_k_m, iq4_xs, mxfp4_moe, les-mixed, les-mixed-down4)");
+  CLI::App* cmd = app.add_subcommand("quantize", std::string("Quantise a GGUF model (presets ") + quant::preset_names() + ")");
   cmd->add_option("input", a->in, "Input GGUF (F32, F16, BF16 or Q8_0 tensors to quantise)")->required();
   cmd->add_option("output", a->out, "Output GGUF (written to OUTPUT.tmp, then renamed)")->required();
-  cmd->add_option("preset", a->preset, "q8_0, q4_k_m, q3_k_m, iq4_xs, mxfp4_moe, les-mixed, les-mixed-down4")->required();
+  cmd->add_option("preset", a->preset, quant::preset_names())->required();
   cmd->add_option("--tensor-type", a->tensor_types, "REGEX=TYPE: tensors whose name matches get TYPE (repeatable; first match wins)")
       ->allow_extra_args(false);
   cmd->add_option("--output-tensor-type", a->output_type, "Type of output.weight");
