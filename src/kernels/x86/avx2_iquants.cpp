@@ -62,11 +62,29 @@ inline __m256i grid4x64(const uint64_t* g, int i0, int i1, int i2, int i3) {
                            static_cast<int64_t>(g[i0]));
 }
 
+// int16 lanes 0..7: 2 s + 1 for the low nibbles of the 8 bytes at p, lanes
+// 8..15: for their high nibbles (IQ2_XS / IQ2_S: the scales of the first and
+// second half of each sub-block). Built once per block.
+inline __m256i nibble_scales16(const uint8_t* p) {
+  const __m128i v = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+  const __m128i lo = _mm_and_si128(v, _mm_set1_epi8(0x0F));
+  const __m128i hi = _mm_and_si128(_mm_srli_epi16(v, 4), _mm_set1_epi8(0x0F));
+  const __m256i w = _mm256_set_m128i(_mm_cvtepu8_epi16(hi), _mm_cvtepu8_epi16(lo));
+  return _mm256_add_epi16(_mm256_add_epi16(w, w), _mm256_set1_epi16(1));
+}
+
+// pshufb index broadcasting int16 word k of each 128-bit lane to the whole lane.
+inline __m256i word_bcast(int k) { return _mm256_set1_epi16(static_cast<int16_t>((2 * k) | ((2 * k + 1) << 8))); }
+
+struct NoPre {};
+
 struct IQ2XXS {
   using Block = block_iq2_xxs;
+  using Pre = NoPre;
   static constexpr float kFactor = 0.125f;
   static fp16_t d(const Block& b) { return b.d; }
-  static Sub decode(const Block& b, int ib) {
+  static Pre prepare(const Block&) { return {}; }
+  static Sub decode(const Block& b, int ib, const Pre&) {
     const uint8_t* q = reinterpret_cast<const uint8_t*>(b.qs) + 8 * ib;
     const uint32_t aux = load_u32(q + 4);
     const int ls = 2 * static_cast<int>(aux >> 28) + 1;
@@ -74,60 +92,89 @@ struct IQ2XXS {
   }
 };
 
+// IQ2_XS: the four 16-bit words of a sub-block read as one uint64 (index in
+// bits 0..8 of each word, 7 sign bits in 9..15); scales prepared per block.
 struct IQ2XS {
   using Block = block_iq2_xs;
+  struct Pre {
+    __m256i sc;
+  };
   static constexpr float kFactor = 0.125f;
   static fp16_t d(const Block& b) { return b.d; }
-  static Sub decode(const Block& b, int ib) {
-    uint16_t q[4];
-    std::memcpy(q, b.qs + 4 * ib, 8);
-    const uint32_t sbits = static_cast<uint32_t>((q[0] >> 9) | ((q[1] >> 9) << 7) | ((q[2] >> 9) << 14)) |
-                          (static_cast<uint32_t>(q[3] >> 9) << 21);
-    const __m256i u = grid4x64(iq::kIQ2XSGrid.data(), q[0] & 511, q[1] & 511, q[2] & 511, q[3] & 511);
-    return {u, signs7x4(sbits), halves16(2 * (b.scales[ib] & 15) + 1, 2 * (b.scales[ib] >> 4) + 1)};
+  static Pre prepare(const Block& b) { return {nibble_scales16(b.scales)}; }
+  static Sub decode(const Block& b, int ib, const Pre& pre) {
+    uint64_t q;
+    std::memcpy(&q, b.qs + 4 * ib, 8);
+    const uint64_t* g = iq::kIQ2XSGrid.data();
+    const auto& sm = kSignMultipliers;
+    const __m256i u = _mm256_set_epi64x(static_cast<int64_t>(g[(q >> 48) & 511]), static_cast<int64_t>(g[(q >> 32) & 511]),
+                                        static_cast<int64_t>(g[(q >> 16) & 511]), static_cast<int64_t>(g[q & 511]));
+    const __m256i sg = _mm256_set_epi64x(static_cast<int64_t>(sm[q >> 57]), static_cast<int64_t>(sm[(q >> 41) & 127]),
+                                         static_cast<int64_t>(sm[(q >> 25) & 127]), static_cast<int64_t>(sm[(q >> 9) & 127]));
+    return {u, sg, _mm256_shuffle_epi8(pre.sc, word_bcast(ib))};
   }
 };
 
 struct IQ2S {
   using Block = block_iq2_s;
+  struct Pre {
+    __m256i sc;
+  };
   static constexpr float kFactor = 0.125f;
   static fp16_t d(const Block& b) { return b.d; }
-  static Sub decode(const Block& b, int ib) {
+  static Pre prepare(const Block& b) { return {nibble_scales16(b.scales)}; }
+  static Sub decode(const Block& b, int ib, const Pre& pre) {
     const uint8_t* qs = b.qs + 4 * ib;
     const int h = b.qh[ib];
     const __m256i u = grid4x64(iq::kIQ2SGrid.data(), qs[0] | ((h << 8) & 0x300), qs[1] | ((h << 6) & 0x300),
                                qs[2] | ((h << 4) & 0x300), qs[3] | ((h << 2) & 0x300));
-    return {u, signs32(load_u32(b.qs + 32 + 4 * ib)), halves16(2 * (b.scales[ib] & 15) + 1, 2 * (b.scales[ib] >> 4) + 1)};
+    return {u, signs32(load_u32(b.qs + 32 + 4 * ib)), _mm256_shuffle_epi8(pre.sc, word_bcast(ib))};
   }
 };
+
+inline __m256i grid8x32(const uint32_t* g, const int* i) {
+  return _mm256_set_epi32(static_cast<int>(g[i[7]]), static_cast<int>(g[i[6]]), static_cast<int>(g[i[5]]),
+                          static_cast<int>(g[i[4]]), static_cast<int>(g[i[3]]), static_cast<int>(g[i[2]]),
+                          static_cast<int>(g[i[1]]), static_cast<int>(g[i[0]]));
+}
 
 struct IQ3XXS {
   using Block = block_iq3_xxs;
+  using Pre = NoPre;
   static constexpr float kFactor = 0.25f;
   static fp16_t d(const Block& b) { return b.d; }
-  static Sub decode(const Block& b, int ib) {
+  static Pre prepare(const Block&) { return {}; }
+  static Sub decode(const Block& b, int ib, const Pre&) {
     const uint8_t* q = b.qs + 8 * ib;
-    const uint32_t* g = iq::kIQ3XXSGrid.data();
-    const __m256i u = _mm256_set_epi32(static_cast<int>(g[q[7]]), static_cast<int>(g[q[6]]), static_cast<int>(g[q[5]]),
-                                       static_cast<int>(g[q[4]]), static_cast<int>(g[q[3]]), static_cast<int>(g[q[2]]),
-                                       static_cast<int>(g[q[1]]), static_cast<int>(g[q[0]]));
+    const int idx[8] = {q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]};
     const uint32_t aux = load_u32(b.qs + 64 + 4 * ib);
-    return {u, signs7x4(aux), _mm256_set1_epi16(static_cast<int16_t>(2 * (aux >> 28) + 1))};
+    return {grid8x32(iq::kIQ3XXSGrid.data(), idx), signs7x4(aux),
+            _mm256_set1_epi16(static_cast<int16_t>(2 * (aux >> 28) + 1))};
   }
 };
 
+// IQ3_S: the 8 scales 2 s + 1 (sub-block order) as int16 words, in both lanes.
 struct IQ3S {
   using Block = block_iq3_s;
+  struct Pre {
+    __m256i sc;
+  };
   static constexpr float kFactor = 1.0f;
   static fp16_t d(const Block& b) { return b.d; }
-  static Sub decode(const Block& b, int ib) {
+  static Pre prepare(const Block& b) {
+    const __m128i v = _mm_cvtsi32_si128(static_cast<int>(load_u32(b.scales)));
+    const __m128i lo = _mm_and_si128(v, _mm_set1_epi8(0x0F));
+    const __m128i hi = _mm_and_si128(_mm_srli_epi16(v, 4), _mm_set1_epi8(0x0F));
+    const __m128i w = _mm_cvtepu8_epi16(_mm_unpacklo_epi8(lo, hi));  // sub-blocks 0..7
+    return {_mm256_broadcastsi128_si256(_mm_add_epi16(_mm_add_epi16(w, w), _mm_set1_epi16(1)))};
+  }
+  static Sub decode(const Block& b, int ib, const Pre& pre) {
     const uint8_t* q = b.qs + 8 * ib;
     const int h = b.qh[ib];
-    const uint32_t* g = iq::kIQ3SGrid.data();
-    auto at = [&](int k) { return static_cast<int>(g[q[k] | (((h >> k) & 1) << 8)]); };
-    const __m256i u = _mm256_set_epi32(at(7), at(6), at(5), at(4), at(3), at(2), at(1), at(0));
-    const int s = ib % 2 == 0 ? (b.scales[ib / 2] & 15) : (b.scales[ib / 2] >> 4);
-    return {u, signs32(load_u32(b.signs + 4 * ib)), _mm256_set1_epi16(static_cast<int16_t>(2 * s + 1))};
+    int idx[8];
+    for (int k = 0; k < 8; ++k) idx[k] = q[k] | (((h >> k) & 1) << 8);
+    return {grid8x32(iq::kIQ3SGrid.data(), idx), signs32(load_u32(b.signs + 4 * ib)),
+            _mm256_shuffle_epi8(pre.sc, word_bcast(ib))};
   }
 };
 
@@ -139,9 +186,11 @@ inline Sub iq1_sub(__m256i g, __m256i delta, __m256i scale) {
 
 struct IQ1S {
   using Block = block_iq1_s;
+  using Pre = NoPre;
   static constexpr float kFactor = 0.125f;
   static fp16_t d(const Block& b) { return b.d; }
-  static Sub decode(const Block& b, int ib) {
+  static Pre prepare(const Block&) { return {}; }
+  static Sub decode(const Block& b, int ib, const Pre&) {
     const uint8_t* q = b.qs + 4 * ib;
     const int h = b.qh[ib];
     const __m256i g = grid4x64(iq::kIQ1SGrid.data(), q[0] | ((h << 8) & 0x700), q[1] | ((h << 5) & 0x700),
@@ -151,25 +200,50 @@ struct IQ1S {
   }
 };
 
+// IQ1_M's delta bytes of a sub-block's 4 groups from their 4 sign bits (bit l: group l negative).
+struct alignas(32) DeltaTable {
+  uint64_t v[16][4];
+};
+constexpr DeltaTable make_delta_table() {
+  DeltaTable t{};
+  for (int m = 0; m < 16; ++m)
+    for (int l = 0; l < 4; ++l) t.v[m][l] = (m >> l) & 1 ? ~uint64_t{0} : uint64_t{0x0101010101010101ULL};
+  return t;
+}
+constexpr DeltaTable kIQ1MDelta = make_delta_table();
+
+// IQ1_M: the scales of both halves of every sub-block prepared per block
+// (lanes 0..7: first halves, 8..15: second halves), as IQ2_XS.
 struct IQ1M {
   using Block = block_iq1_m;
+  struct Pre {
+    __m256i sc;
+  };
   static constexpr float kFactor = 0.125f;
   static fp16_t d(const Block& b) {
     uint16_t sc[4];
     std::memcpy(sc, b.scales, 8);
     return static_cast<fp16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00F0) | ((sc[2] >> 4) & 0x0F00) | (sc[3] & 0xF000));
   }
-  static Sub decode(const Block& b, int ib) {
+  static Pre prepare(const Block& b) {
+    uint64_t sc;
+    std::memcpy(&sc, b.scales, 8);
+    alignas(32) int16_t v[16];
+    for (int ib = 0; ib < 8; ++ib) {
+      const int s = static_cast<int>(sc >> (16 * (ib / 2) + 6 * (ib % 2)));
+      v[ib] = static_cast<int16_t>(2 * (s & 7) + 1);
+      v[8 + ib] = static_cast<int16_t>(2 * ((s >> 3) & 7) + 1);
+    }
+    return {_mm256_load_si256(reinterpret_cast<const __m256i*>(v))};
+  }
+  static Sub decode(const Block& b, int ib, const Pre& pre) {
     const uint8_t* q = b.qs + 4 * ib;
     const int h0 = b.qh[2 * ib], h1 = b.qh[2 * ib + 1];
     const __m256i g = grid4x64(iq::kIQ1SGrid.data(), q[0] | ((h0 << 8) & 0x700), q[1] | ((h0 << 4) & 0x700),
                                q[2] | ((h1 << 8) & 0x700), q[3] | ((h1 << 4) & 0x700));
-    auto dl = [](int bit) { return bit ? int64_t{-1} : int64_t{0x0101010101010101LL}; };
-    const __m256i delta = _mm256_set_epi64x(dl(h1 & 0x80), dl(h1 & 0x08), dl(h0 & 0x80), dl(h0 & 0x08));
-    uint16_t sc;
-    std::memcpy(&sc, b.scales + 2 * (ib / 2), 2);
-    const int s = sc >> (6 * (ib % 2));
-    return iq1_sub(g, delta, halves16(2 * (s & 7) + 1, 2 * ((s >> 3) & 7) + 1));
+    const int m = ((h0 >> 3) & 1) | ((h0 >> 6) & 2) | ((h1 >> 1) & 4) | ((h1 >> 4) & 8);
+    const __m256i delta = _mm256_load_si256(reinterpret_cast<const __m256i*>(kIQ1MDelta.v[m]));
+    return iq1_sub(g, delta, _mm256_shuffle_epi8(pre.sc, word_bcast(ib)));
   }
 };
 
@@ -184,8 +258,9 @@ inline void dot_rows(int64_t n, float* s, int64_t s_stride, const void* vw, cons
     if constexpr (NX == 1) prefetch_block(w + b);
     __m256i isum[NX];
     for (int t = 0; t < NX; ++t) isum[t] = _mm256_setzero_si256();
+    const typename T::Pre pre = T::prepare(w[b]);
     for (int ib = 0; ib < kQKK / 32; ++ib) {
-      const Sub sub = T::decode(w[b], ib);
+      const Sub sub = T::decode(w[b], ib, pre);
       for (int t = 0; t < NX; ++t) {
         const __m256i q8 = loadu(xblock(x, x_stride, t, b).qs + 32 * ib);
         const __m256i p = _mm256_maddubs_epi16(sub.u, _mm256_sign_epi8(q8, sub.sgn));
