@@ -30,14 +30,19 @@ struct Lattice {
   int scale_group;     // 32 or 16
   float unit_div;      // 8 (IQ2), 4 (IQ3_XXS), 1 (IQ3_S)
   bool parity;         // 7 stored sign bits per 8 elements, the 8th by even parity
-  const float* points; // n_points x group magnitudes
+  const float* points;   // n_points x group magnitudes
+  const float* points_t; // the same, coordinate-major: group x n_points
 };
 
 template <size_t N, typename Word>
-std::vector<float> expand_points(const std::array<Word, N>& grid, int group) {
+std::vector<float> expand_points(const std::array<Word, N>& grid, int group, bool transposed = false) {
   std::vector<float> p(N * static_cast<size_t>(group));
   for (size_t i = 0; i < N; ++i)
-    for (int j = 0; j < group; ++j) p[i * group + j] = static_cast<float>((grid[i] >> (8 * j)) & 0xFF);
+    for (int j = 0; j < group; ++j) {
+      const float v = static_cast<float>((grid[i] >> (8 * j)) & 0xFF);
+      if (transposed) p[static_cast<size_t>(j) * N + i] = v;
+      else p[i * group + j] = v;
+    }
   return p;
 }
 
@@ -46,9 +51,12 @@ const Lattice& lattice(GgmlType t) {
   static const std::vector<float> p2xxs = expand_points(iq::kIQ2XXSGrid, 8), p2xs = expand_points(iq::kIQ2XSGrid, 8),
                                   p2s = expand_points(iq::kIQ2SGrid, 8), p3xxs = expand_points(iq::kIQ3XXSGrid, 4),
                                   p3s = expand_points(iq::kIQ3SGrid, 4);
-  static const Lattice l2xxs{8, 256, 32, 8.0f, true, p2xxs.data()}, l2xs{8, 512, 16, 8.0f, true, p2xs.data()},
-      l2s{8, 1024, 16, 8.0f, false, p2s.data()}, l3xxs{4, 256, 32, 4.0f, true, p3xxs.data()},
-      l3s{4, 512, 32, 1.0f, false, p3s.data()};
+  static const std::vector<float> t2xxs = expand_points(iq::kIQ2XXSGrid, 8, true),
+                                  t2xs = expand_points(iq::kIQ2XSGrid, 8, true), t2s = expand_points(iq::kIQ2SGrid, 8, true),
+                                  t3xxs = expand_points(iq::kIQ3XXSGrid, 4, true), t3s = expand_points(iq::kIQ3SGrid, 4, true);
+  static const Lattice l2xxs{8, 256, 32, 8.0f, true, p2xxs.data(), t2xxs.data()},
+      l2xs{8, 512, 16, 8.0f, true, p2xs.data(), t2xs.data()}, l2s{8, 1024, 16, 8.0f, false, p2s.data(), t2s.data()},
+      l3xxs{4, 256, 32, 4.0f, true, p3xxs.data(), t3xxs.data()}, l3s{4, 512, 32, 1.0f, false, p3s.data(), t3s.data()};
   switch (t) {
     case GgmlType::IQ2_XS: return l2xs;
     case GgmlType::IQ2_S: return l2s;
@@ -74,14 +82,28 @@ struct BlockChoice {
 // Per super-block search state: targets, weights, and A/B of every grid point for every grid group.
 class BlockSearch {
  public:
-  explicit BlockSearch(const Lattice& L) : L_(L), A_(static_cast<size_t>(kQKK / L.group) * L.n_points),
-                                           B_(A_.size()) {}
+  explicit BlockSearch(const Lattice& L)
+      : L_(L), A_(static_cast<size_t>(kQKK / L.group) * L.n_points), B_(A_.size()), env_pt_(A_.size()),
+        env_x_(A_.size()), env_n_(static_cast<size_t>(kQKK / L.group)), env_lo_(env_n_.size()), env_hi_(env_n_.size()) {
+    for (int i = 0; i < L.n_points * L.group; ++i) p_max_ = std::max(p_max_, L.points[i]);
+  }
 
   void run(const float* x, const float* imp, float imp_floor, BlockChoice& out) {
     set_targets(x, imp, imp_floor, out);
     const int n_groups = kQKK / L_.group;
-    for (int g = 0; g < n_groups; ++g) fill_sums(g);
     const int n_scales = kQKK / L_.scale_group;
+    const int per_scale = L_.scale_group / L_.group;
+    for (int s = 0; s < n_scales; ++s) {
+      // Every unit the searches below try lies in [0.45, 2] u_ref but for rare
+      // least-squares steps, which best_point() serves by a full pass.
+      float t_max = 0;
+      for (int i = s * L_.scale_group; i < (s + 1) * L_.scale_group; ++i) t_max = std::max(t_max, t_[i]);
+      u_ref_[s] = t_max / p_max_;
+      for (int g = s * per_scale; g < (s + 1) * per_scale; ++g) {
+        fill_sums(g);
+        build_envelope(g, 0.45f * u_ref_[s], 2.0f * u_ref_[s]);
+      }
+    }
     // Continuous best unit per scale group.
     float u[16];
     float u_max = 0;
@@ -125,7 +147,6 @@ class BlockSearch {
         std::memcpy(out.k, ks, sizeof(ks));
       }
     }
-    const int per_scale = L_.scale_group / L_.group;
     if (out.d == 0) std::memset(out.k, 0, sizeof(out.k));
     for (int s = 0; s < n_scales; ++s) {
       const float us = out.d * static_cast<float>(2 * out.k[s] + 1) / L_.unit_div;
@@ -161,38 +182,89 @@ class BlockSearch {
     }
   }
 
+  // A_p = sum_j w_j p_j^2 and B_p = sum_j w_j t_j p_j for every grid point p
+  // (coordinate-major points, so the loop over p vectorises; j in order).
   void fill_sums(int g) {
-    const int G = L_.group;
+    const int G = L_.group, np = L_.n_points;
     const float* w = w_ + g * G;
     const float* t = t_ + g * G;
-    float* A = A_.data() + static_cast<size_t>(g) * L_.n_points;
-    float* B = B_.data() + static_cast<size_t>(g) * L_.n_points;
-    for (int p = 0; p < L_.n_points; ++p) {
-      const float* q = L_.points + static_cast<size_t>(p) * G;
-      float a = 0, b = 0;
-      for (int j = 0; j < G; ++j) {
-        a += w[j] * q[j] * q[j];
-        b += w[j] * t[j] * q[j];
+    float* A = A_.data() + static_cast<size_t>(g) * np;
+    float* B = B_.data() + static_cast<size_t>(g) * np;
+    for (int p = 0; p < np; ++p) A[p] = B[p] = 0;
+    for (int j = 0; j < G; ++j) {
+      const float* q = L_.points_t + static_cast<size_t>(j) * np;
+      const float wj = w[j], wt = w[j] * t[j];
+      for (int p = 0; p < np; ++p) {
+        A[p] += wj * q[p] * q[p];
+        B[p] += wt * q[p];
       }
-      A[p] = a;
-      B[p] = b;
     }
   }
 
-  // argmin_p u^2 A_p - 2 u B_p (lowest index on ties).
-  int best_point(int g, float u) const {
+  // The best point as a function of u > 0 on [lo, hi]: the group's error
+  // u^2 A_p - 2 u B_p is u times the line A_p u - 2 B_p, so the best points
+  // form the lower envelope of these lines, a few segments in practice.
+  // Walked from lo: the next segment's point is the line of smaller slope
+  // that crosses the current one first (one pass over the grid per segment);
+  // env_x_[k] is where segment k + 1 starts.
+  void build_envelope(int g, float lo, float hi) {
+    const size_t base = static_cast<size_t>(g) * L_.n_points;
+    const float* A = A_.data() + base;
+    const float* B = B_.data() + base;
+    int* P = env_pt_.data() + base;
+    float* X = env_x_.data() + base;
+    env_lo_[g] = lo;
+    env_hi_[g] = hi;
+    env_n_[g] = 0;
+    if (!(lo > 0) || !(hi > lo)) return;
+    int c = full_scan(g, lo);
+    int n = 0;
+    float x = lo;
+    for (;;) {
+      P[n] = c;
+      int next = -1;
+      float next_x = hi;
+      for (int q = 0; q < L_.n_points; ++q) {
+        if (!(A[q] < A[c])) continue;
+        const float xq = 2.0f * (B[c] - B[q]) / (A[c] - A[q]);
+        if (xq > x && (xq < next_x || (xq == next_x && next >= 0 && A[q] < A[next]))) {
+          next_x = xq;
+          next = q;
+        }
+      }
+      if (next < 0 || n + 1 >= L_.n_points) break;
+      X[n++] = next_x;
+      c = next;
+      x = next_x;
+    }
+    env_n_[g] = n + 1;
+  }
+
+  // argmin_p u^2 A_p - 2 u B_p over all points (lowest index on ties).
+  int full_scan(int g, float u) const {
     const float* A = A_.data() + static_cast<size_t>(g) * L_.n_points;
     const float* B = B_.data() + static_cast<size_t>(g) * L_.n_points;
     int best = 0;
     float be = INFINITY;
     for (int p = 0; p < L_.n_points; ++p) {
-      const float e = u * (u * A[p] - 2.0f * B[p]);
+      const float e = u * A[p] - 2.0f * B[p];
       if (e < be) {
         be = e;
         best = p;
       }
     }
     return best;
+  }
+
+  // argmin_p u^2 A_p - 2 u B_p: the envelope inside its range, else a full
+  // pass; point 0 for u <= 0 (every point then decodes to zero).
+  int best_point(int g, float u) const {
+    if (!(u > 0)) return 0;
+    const int n = env_n_[g];
+    if (n == 0 || u < env_lo_[g] || u > env_hi_[g]) return full_scan(g, u);
+    const float* X = env_x_.data() + static_cast<size_t>(g) * L_.n_points;
+    const int k = static_cast<int>(std::upper_bound(X, X + (n - 1), u) - X);
+    return env_pt_[static_cast<size_t>(g) * L_.n_points + k];
   }
 
   // sum over the scale group's grid groups of min_p (u^2 A_p - 2 u B_p).
@@ -211,11 +283,8 @@ class BlockSearch {
   // level), then least-squares refinement for the chosen points.
   float best_unit(int s) const {
     const int per_scale = L_.scale_group / L_.group;
-    float t_max = 0, p_max = 0;
-    for (int i = s * L_.scale_group; i < (s + 1) * L_.scale_group; ++i) t_max = std::max(t_max, t_[i]);
-    for (int i = 0; i < L_.n_points * L_.group; ++i) p_max = std::max(p_max, L_.points[i]);
-    if (!(t_max > 0)) return 0;
-    const float u_ref = t_max / p_max;
+    const float u_ref = u_ref_[s];
+    if (!(u_ref > 0)) return 0;
     float best_u = u_ref;
     double best_e = INFINITY;
     constexpr int kSweep = 32;
@@ -248,6 +317,12 @@ class BlockSearch {
   float w_[kQKK];
   float t_[kQKK];
   std::vector<float> A_, B_;
+  std::vector<int> env_pt_;     // per group: envelope points (build_envelope)
+  std::vector<float> env_x_;    // per group: where the next envelope point takes over
+  std::vector<int> env_n_;      // per group: envelope segments (0: none)
+  std::vector<float> env_lo_, env_hi_;  // per group: the envelope's range of u
+  float u_ref_[16] = {};        // per scale group: max target / largest coordinate
+  float p_max_ = 0;             // the largest grid coordinate
 };
 
 // 7 stored sign bits of the 8-element sign group starting at e.
