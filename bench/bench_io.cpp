@@ -1,9 +1,9 @@
-// Random-read throughput and latency of the I/O backends (io_uring vs pread)
-// at several queue depths and read sizes, next to the disk's sequential-read
-// bound measured in the same run.
+// Random-read throughput and latency of the I/O backends (io_uring, pread, and
+// dispatch_io where built) at several queue depths and read sizes, next to the
+// disk's sequential-read bound measured in the same run.
 //
 //   bench_io [--json] [--dir DIR] [--file-mib 2048] [--mib-per-config 128]
-//            [--qd 1,4,16,64] [--sizes-kib 64,256,1024] [--backends io_uring,pread]
+//            [--qd 1,4,16,64] [--sizes-kib 64,256,1024] [--backends io_uring,pread[,dispatch_io]]
 //
 // Setup: writes a file of --file-mib MiB of pseudo-random bytes in DIR
 // (default: $TMPDIR or /tmp), fdatasyncs it and drops it from the page cache
@@ -57,7 +57,11 @@ struct Args {
   uint64_t mib_per_config = 128;
   std::vector<uint32_t> qds{1, 4, 16, 64};
   std::vector<uint32_t> sizes_kib{64, 256, 1024};
+#if defined(LES_HAVE_DISPATCH_IO)
+  std::vector<std::string> backends{"io_uring", "pread", "dispatch_io"};
+#else
   std::vector<std::string> backends{"io_uring", "pread"};
+#endif
 };
 
 std::vector<uint32_t> split_u32(const std::string& s) {
@@ -80,7 +84,7 @@ bool parse_args(int argc, char** argv, Args* a) {
     else {
       std::fprintf(stderr,
                    "usage: bench_io [--json] [--dir DIR] [--file-mib N] [--mib-per-config N] "
-                   "[--qd 1,4,16,64] [--sizes-kib 64,256,1024] [--backends io_uring,pread]\n");
+                   "[--qd 1,4,16,64] [--sizes-kib 64,256,1024] [--backends io_uring,pread,dispatch_io]\n");
       return false;
     }
   }

@@ -15,6 +15,12 @@ file(GLOB LES_CORE_SOURCES CONFIGURE_DEPENDS
   ${CMAKE_SOURCE_DIR}/src/vision/*.cpp
   ${CMAKE_SOURCE_DIR}/bindings/c/*.cpp)
 
+# The dispatch_io backend: with the rest on Apple, its own compile rule on Linux, or not at all.
+include(${CMAKE_SOURCE_DIR}/cmake/LesDispatchIo.cmake)
+if(NOT LES_HAVE_DISPATCH_IO OR LES_DISPATCH_IO_OBJECT)
+  list(REMOVE_ITEM LES_CORE_SOURCES ${CMAKE_SOURCE_DIR}/src/io/dispatch_io_backend.cpp)
+endif()
+
 # utf8proc (libutf8proc-dev): Unicode general categories for the BPE
 # pre-tokenizers (core/tokenizer/unicode_class.h), and case mapping and canonical
 # decomposition for the WordPiece normaliser (core/tokenizer/tokenizer_wpm.h).
@@ -41,11 +47,19 @@ if(LIBURING_FOUND)
   target_link_libraries(les_obj PUBLIC PkgConfig::LIBURING)
   target_compile_definitions(les_obj PUBLIC LES_HAVE_LIBURING=1)
 endif()
+if(LES_HAVE_DISPATCH_IO)
+  # Inside the library only the factory (and on Apple the backend) needs the definition,
+  # so the other objects stay as without the backend and share ccache entries; users see it.
+  set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/io/io_factory.cpp ${CMAKE_SOURCE_DIR}/src/io/dispatch_io_backend.cpp
+               APPEND PROPERTY COMPILE_DEFINITIONS LES_HAVE_DISPATCH_IO=1)
+  target_compile_definitions(les_obj INTERFACE LES_HAVE_DISPATCH_IO=1)
+  les_add_dispatch_io_object()
+endif()
 target_compile_definitions(les_obj PRIVATE LES_BUILDING_LIBRARY=1)
 set_target_properties(les_obj PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
 
-add_library(les_static STATIC $<TARGET_OBJECTS:les_obj> $<TARGET_OBJECTS:les_kernels_obj>)
-target_link_libraries(les_static PUBLIC les_obj)
+add_library(les_static STATIC $<TARGET_OBJECTS:les_obj> $<TARGET_OBJECTS:les_kernels_obj> ${LES_DISPATCH_IO_OBJECT})
+target_link_libraries(les_static PUBLIC les_obj ${LES_DISPATCH_IO_LIBS})
 set_target_properties(les_static PROPERTIES OUTPUT_NAME les)
 
 # Random-weight models and vocabularies (src/synth) for tools, tests and
@@ -68,8 +82,13 @@ file(GLOB LES_QUANT_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/quant/*.cp
 add_library(les_quant STATIC ${LES_QUANT_SOURCES})
 target_link_libraries(les_quant PUBLIC les_static)
 
-add_library(les_shared SHARED $<TARGET_OBJECTS:les_obj> $<TARGET_OBJECTS:les_kernels_obj>)
-target_link_libraries(les_shared PRIVATE fmt::fmt spdlog::spdlog Threads::Threads PkgConfig::UTF8PROC)
+add_library(les_shared SHARED $<TARGET_OBJECTS:les_obj> $<TARGET_OBJECTS:les_kernels_obj> ${LES_DISPATCH_IO_OBJECT})
+target_link_libraries(les_shared PRIVATE fmt::fmt spdlog::spdlog Threads::Threads PkgConfig::UTF8PROC
+                      ${LES_DISPATCH_IO_LIBS})
+if(LES_DISPATCH_IO_LIBS)
+  # The installed library finds the toolchain's libdispatch.so where it was linked.
+  set_target_properties(les_shared PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+endif()
 if(LIBURING_FOUND)
   target_link_libraries(les_shared PRIVATE PkgConfig::LIBURING)
 endif()

@@ -36,7 +36,8 @@ typedef enum les_io_backend {
   LES_IO_AUTO = 0,
   LES_IO_IO_URING = 1,   /* Linux io_uring (LES_ERR_UNSUPPORTED where refused or not built) */
   LES_IO_PREAD = 2,      /* POSIX pread thread pool (everywhere; Android apps) */
-  LES_IO_DISPATCH_IO = 3 /* Apple dispatch_io (LES_ERR_UNSUPPORTED elsewhere) */
+  LES_IO_DISPATCH_IO = 3 /* libdispatch's dispatch_io: Apple, and Linux builds with the Swift toolchain's
+                            libdispatch (CMake LES_IO_DISPATCH); LES_ERR_UNSUPPORTED where not built */
 } les_io_backend;
 
 /* Expert cache eviction. NEXT_USE (the default): evict the entry with the largest expected

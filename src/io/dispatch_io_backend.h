@@ -1,6 +1,9 @@
-// DispatchIoBackend: Apple's libdispatch dispatch_io (macOS, iOS), compiled
-// only when __APPLE__ is defined (src/io/dispatch_io_backend.cpp). See the
-// .cpp header for what it does and how far it was tested.
+// DispatchIoBackend: an IoBackend over libdispatch's dispatch_io, Apple's
+// asynchronous file I/O (macOS, iOS), also built on Linux against the Swift
+// toolchain's libdispatch. Compiled when the build defines
+// LES_HAVE_DISPATCH_IO (CMake option LES_IO_DISPATCH, cmake/LesDispatchIo.cmake);
+// elsewhere create_io_backend(IoBackendKind::dispatch_io) answers unsupported.
+// See the .cpp header for how it reads and what differs between Apple and Linux.
 //
 // Thread-safety: see io_backend.h (one submitter thread, which also reaps).
 #pragma once
@@ -11,8 +14,8 @@
 
 namespace les::io {
 
-#if defined(__APPLE__)
-// Errors: invalid_argument (options), internal (dispatch queue creation failed).
+#if defined(LES_HAVE_DISPATCH_IO)
+// Errors: invalid_argument (options), internal (dispatch queue or group creation failed).
 Result<std::unique_ptr<IoBackend>> create_dispatch_io_backend(const IoOptions& options);
 #endif
 

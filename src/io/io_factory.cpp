@@ -2,9 +2,7 @@
 
 #include "io/io_uring_backend.h"
 #include "io/pread_backend.h"
-#if defined(__APPLE__)
 #include "io/dispatch_io_backend.h"
-#endif
 
 namespace les::io {
 
@@ -32,10 +30,12 @@ Result<std::unique_ptr<IoBackend>> create_io_backend(IoBackendKind kind, const I
     case IoBackendKind::pread: return create_pread_backend(options);
     case IoBackendKind::io_uring: return create_io_uring_backend(options);
     case IoBackendKind::dispatch_io:
-#if defined(__APPLE__)
+#if defined(LES_HAVE_DISPATCH_IO)
       return create_dispatch_io_backend(options);
 #else
-      return unsupported_error("dispatch_io backend: only available on Apple platforms");
+      return unsupported_error(
+          "dispatch_io backend: not in this build (Apple systems, or Linux with the Swift toolchain's libdispatch; "
+          "CMake option LES_IO_DISPATCH)");
 #endif
     case IoBackendKind::automatic: {
       auto uring = create_io_uring_backend(options);

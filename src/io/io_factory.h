@@ -16,7 +16,7 @@ enum class IoBackendKind {
   automatic,    // io_uring if this build has it and the kernel allows it, else pread
   io_uring,     // Linux io_uring via liburing (unsupported if not built or refused)
   pread,        // POSIX pread thread pool (everywhere)
-  dispatch_io,  // Apple dispatch_io (unsupported elsewhere)
+  dispatch_io,  // libdispatch's dispatch_io: Apple, and Linux builds with LES_IO_DISPATCH (unsupported elsewhere)
 };
 
 // "automatic", "io_uring", "pread", "dispatch_io".

@@ -1,6 +1,6 @@
-// The backends the io tests run against, and how they are created: a backend
-// the kernel or build refuses is reported skipped (mark_skipped, exit 77),
-// never silently passed.
+// The backends the io, sched and api tests run against, and how they are
+// created: a backend the kernel or build refuses is reported skipped
+// (mark_skipped, exit 77), never silently passed.
 #pragma once
 
 #include <memory>
@@ -13,7 +13,23 @@
 
 namespace les::test {
 
-inline std::vector<std::string> io_backend_kinds() { return {"pread", "io_uring"}; }
+// pread and io_uring (the latter skipped where the kernel refuses it), and
+// dispatch_io where this build has it (LES_IO_DISPATCH: Apple, or Linux with the
+// Swift toolchain's libdispatch).
+inline std::vector<les::io::IoBackendKind> io_backend_kind_list() {
+  std::vector<les::io::IoBackendKind> kinds{les::io::IoBackendKind::pread, les::io::IoBackendKind::io_uring};
+#if defined(LES_HAVE_DISPATCH_IO)
+  kinds.push_back(les::io::IoBackendKind::dispatch_io);
+#endif
+  return kinds;
+}
+
+// The same as names (io_backend_kind_name).
+inline std::vector<std::string> io_backend_kinds() {
+  std::vector<std::string> names;
+  for (les::io::IoBackendKind k : io_backend_kind_list()) names.emplace_back(les::io::io_backend_kind_name(k));
+  return names;
+}
 
 // The backend, or nullptr after mark_skipped when this machine cannot run it.
 // Any other failure fails the test.

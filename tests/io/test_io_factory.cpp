@@ -33,9 +33,14 @@ TEST_CASE("automatic picks io_uring when it works, else pread", "[io]") {
 }
 
 TEST_CASE("platform-specific kinds are unsupported elsewhere", "[io]") {
-#if !defined(__APPLE__)
+#if !defined(LES_HAVE_DISPATCH_IO)
   auto d = create_io_backend(IoBackendKind::dispatch_io, IoOptions{});
   CHECK(d.status().code() == StatusCode::unsupported);
+  CHECK_THAT(d.status().message(), Catch::Contains("LES_IO_DISPATCH"));
+#else
+  auto d = create_io_backend(IoBackendKind::dispatch_io, IoOptions{});
+  REQUIRE(d.ok());
+  CHECK((*d)->name() == "dispatch_io");
 #endif
 #if !defined(LES_HAVE_LIBURING)
   CHECK(create_io_backend(IoBackendKind::io_uring, IoOptions{}).status().code() == StatusCode::unsupported);
@@ -43,11 +48,12 @@ TEST_CASE("platform-specific kinds are unsupported elsewhere", "[io]") {
 }
 
 TEST_CASE("bad options are rejected by every backend", "[io]") {
-  for (IoBackendKind k : {IoBackendKind::automatic, IoBackendKind::io_uring, IoBackendKind::pread}) {
+  for (IoBackendKind k : {IoBackendKind::automatic, IoBackendKind::io_uring, IoBackendKind::pread,
+                          IoBackendKind::dispatch_io}) {
     IoOptions zero_depth;
     zero_depth.queue_depth = 0;
     auto r = create_io_backend(k, zero_depth);
-    if (r.status().code() == StatusCode::unsupported) continue;  // io_uring refused before options matter
+    if (r.status().code() == StatusCode::unsupported) continue;  // not built, or refused before options matter
     CHECK(r.status().code() == StatusCode::invalid_argument);
     CHECK_THAT(r.status().message(), Catch::Contains("queue_depth"));
     IoOptions odd_alignment;

@@ -14,6 +14,7 @@
 
 #include "core/gguf/gguf_reader.h"
 #include "io/fault_injecting_backend.h"
+#include "io/io_backend_list.h"
 #include "sched/context_factory.h"
 #include "sched_test_util.h"
 #include "support/fixtures.h"
@@ -136,7 +137,7 @@ TEST_CASE("streaming: short reads and EAGAIN give identical logits; EIO fails cl
   auto m = load_model(path);
   const std::vector<int32_t> prompt = test::test_prompt(m->hparams().n_vocab, 12);
   const std::vector<float> want = resident_logits(path, prompt);
-  for (io::IoBackendKind kind : {io::IoBackendKind::pread, io::IoBackendKind::io_uring}) {
+  for (io::IoBackendKind kind : test::io_backend_kind_list()) {
     DYNAMIC_SECTION(io::io_backend_kind_name(kind)) {
       io::FaultPlan plan;
       plan.seed = 7;

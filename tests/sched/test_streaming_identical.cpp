@@ -1,6 +1,6 @@
 // Lossless streaming: for every budget (minimum, small, full), candidate count
-// c in {k, k+2, 2k} and Linux I/O backend (pread, io_uring), the logits of a
-// prefill + decode run through StreamingExpertSource are bit-identical to the
+// c in {k, k+2, 2k} and I/O backend (pread, io_uring, dispatch_io where built),
+// the logits of a prefill + decode run through StreamingExpertSource are bit-identical to the
 // resident run, on the trained fixtures (F16, Q4_K_M, mixed), a synthetic
 // qwen3moe, the trained model with IQ4_XS and MXFP4 experts, and every
 // qwen35moe fixture (hybrid linear attention, shared expert, MTP block); with and without ready-first hand-out; in the original
@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "core/gguf/expert_repack.h"
+#include "io/io_backend_list.h"
 #include "sched/context_factory.h"
 #include "sched_test_util.h"
 #include "support/fixtures.h"
@@ -85,7 +86,7 @@ void matrix_for(const std::string& path) {
   REQUIRE(layout.ok());
   const size_t full = *min + static_cast<size_t>(hp.n_layer) * hp.n_expert * layout->slot_bytes();
   const size_t small = *min + 3 * static_cast<size_t>(k) * layout->slot_bytes();
-  for (io::IoBackendKind kind : {io::IoBackendKind::pread, io::IoBackendKind::io_uring}) {
+  for (io::IoBackendKind kind : test::io_backend_kind_list()) {
     for (int32_t c : {k, k + 2, 2 * k}) {
       for (size_t budget : {*min, small, full}) {
         DYNAMIC_SECTION(io::io_backend_kind_name(kind) << " c=" << c << " budget=" << budget) {
@@ -172,7 +173,7 @@ void repacked_matrix(const std::string& src_path, const std::string& name) {
   auto min = min_expert_budget_bytes(**m, {});
   REQUIRE(min.ok());
   const int32_t k = (*m)->hparams().n_expert_used;
-  for (io::IoBackendKind kind : {io::IoBackendKind::pread, io::IoBackendKind::io_uring}) {
+  for (io::IoBackendKind kind : test::io_backend_kind_list()) {
     for (size_t budget : {*min, *min + 64 * layout->slot_bytes()}) {
       for (int32_t c : {k, k + 2, 2 * k}) {
         for (bool ready_first : {true, false}) {

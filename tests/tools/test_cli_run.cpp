@@ -1,7 +1,8 @@
 // `les run` end to end: the built tool on the trained fixture (greedy text
 // equals llama.cpp's reference), the embedded default model, and error paths
 // (missing file, garbage file, bad arguments) that must exit non-zero without
-// crashing; and --budget-mb on every fixture model (same text as resident).
+// crashing; and --budget-mb on every fixture model and through every --io
+// backend (same text as resident).
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -193,4 +194,36 @@ TEST_CASE("les run: a prompt longer than the context is an error naming the size
   const RunResult full = run_les("run -m " + sh_quote(q4) + " -c 32 -n 100 --ignore-eos -p hello");
   CHECK(full.exit_code == 0);
   CHECK_THAT(full.err, Catch::Contains("(stop: context_full)"));
+}
+
+TEST_CASE("les run --io: each backend streams the resident run's text; one not built is refused by name", "[cli]") {
+  LES_REQUIRE_FIXTURE(model, "trained/tiny-qwen3moe-F16.gguf");
+  const std::string args = "run -m " + sh_quote(model) + " -p 'Hello world' -n 8 --temp 0 --ignore-eos -t 2";
+  const RunResult resident = run_les(args);
+  REQUIRE(resident.exit_code == 0);
+  REQUIRE(!resident.out.empty());
+  const RunResult version = run_les("--version");
+  REQUIRE(version.exit_code == 0);
+  for (const char* io : {"auto", "pread", "io_uring", "dispatch"}) {
+    INFO("--io " << io);
+    const RunResult streamed = run_les(args + " --budget-mb 4 --stats --io " + io);
+    if (std::string(io) == "dispatch") {
+#if defined(LES_HAVE_DISPATCH_IO)
+      CHECK(version.out.find("dispatch") != std::string::npos);
+#else
+      CHECK(version.out.find("dispatch") == std::string::npos);
+      CHECK(streamed.exit_code != 0);
+      CHECK(streamed.err.find("dispatch_io backend: not in this build") != std::string::npos);
+      continue;
+#endif
+    }
+    if (std::string(io) == "io_uring" && streamed.exit_code != 0 &&
+        streamed.err.find("io_uring") != std::string::npos) {
+      WARN("io_uring unavailable here: " << streamed.err);
+      continue;
+    }
+    REQUIRE(streamed.exit_code == 0);
+    CHECK(streamed.out == resident.out);
+    CHECK(streamed.err.find("hit rate") != std::string::npos);
+  }
 }

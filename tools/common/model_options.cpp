@@ -134,9 +134,7 @@ void add_model_options(CLI::App* cmd, ModelOptions& o) {
                   "Lookahead candidates per token, k..2k (-1 = k+2, 0 = on-demand reads only)")
       ->check(decimal_number())
       ->capture_default_str();
-  cmd->add_option("--io", o.io, "I/O backend for streamed experts: auto, pread, io_uring")
-      ->check(CLI::IsMember({"auto", "pread", "io_uring"}))
-      ->capture_default_str();
+  add_io_option(cmd, o.io);
   cmd->add_option("--eviction", o.eviction, "Expert cache eviction: next_use, lfu_aged, lru")
       ->check(CLI::IsMember({"next_use", "lfu_aged", "lru"}))
       ->capture_default_str();
@@ -247,7 +245,7 @@ int create_context(const char* tool, ModelOptions& o, const ModelHandle& model, 
   cp.draft_model = draft;
   cp.vision = vision;
   cp.prefetch_candidates = o.prefetch_c;
-  cp.io_backend = o.io == "io_uring" ? LES_IO_IO_URING : o.io == "pread" ? LES_IO_PREAD : LES_IO_AUTO;
+  cp.io_backend = io_backend_from_option(o.io);
   cp.eviction = o.eviction == "lru"        ? LES_EVICTION_LRU
                 : o.eviction == "lfu_aged" ? LES_EVICTION_LFU_AGED
                                            : LES_EVICTION_NEXT_USE;
@@ -329,6 +327,19 @@ int validate_sampling_options(const char* tool, SamplingOptions& o) {
     return 2;
   }
   return 0;
+}
+
+CLI::Option* add_io_option(CLI::App* cmd, std::string& io) {
+  return cmd->add_option("--io", io, "I/O backend for streamed experts: auto, pread, io_uring, dispatch")
+      ->check(CLI::IsMember({"auto", "pread", "io_uring", "dispatch"}))
+      ->capture_default_str();
+}
+
+les_io_backend io_backend_from_option(const std::string& io) {
+  if (io == "io_uring") return LES_IO_IO_URING;
+  if (io == "pread") return LES_IO_PREAD;
+  if (io == "dispatch") return LES_IO_DISPATCH_IO;
+  return LES_IO_AUTO;
 }
 
 const CLI::Validator& decimal_number() {

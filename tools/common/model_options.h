@@ -66,6 +66,13 @@ int load_model(const char* tool, ModelOptions& o, ModelHandle& model);
 int create_context(const char* tool, ModelOptions& o, const ModelHandle& model, ContextHandle& ctx, bool* streaming,
                    const les_model* draft, const les_vision* vision = nullptr);
 
+// --io: the option (auto, pread, io_uring, dispatch) on `cmd`, and its value as
+// les_io_backend. "dispatch" is libdispatch's dispatch_io, built on Apple and on
+// Linux with the Swift toolchain (LES_IO_DISPATCH); where it is not built, creating
+// the context fails with LES_ERR_UNSUPPORTED naming the option.
+CLI::Option* add_io_option(CLI::App* cmd, std::string& io);
+les_io_backend io_backend_from_option(const std::string& io);
+
 // A check for a numeric option's text: a plain decimal number ("12", "-1",
 // "0.5", "1e3"), so "0x10", "1_000" or "12abc" are usage errors naming the
 // flag rather than read as 16 (CLI11 accepts C prefixes).

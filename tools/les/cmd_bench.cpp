@@ -3,7 +3,7 @@
 //
 //   les bench [-m MODEL.gguf] [-p 512[,N...]] [-n 128[,N...]] [-r 5] [-t T[,T...]]
 //             [--budget-mb 0[,MiB...]] [-c N] [--kv-type f16|q8_0] [--prefetch-c C]
-//             [--io auto|pread|io_uring] [--eviction next_use|lfu_aged|lru] [--json]
+//             [--io auto|pread|io_uring|dispatch] [--eviction next_use|lfu_aged|lru] [--json]
 //
 // For every (threads, budget) a fresh context is created (budget 0: experts
 // resident; > 0: streamed through an expert cache of that many MiB), and every
@@ -202,7 +202,7 @@ int bench_config(const BenchOptions& o, les_model* model, int threads, double bu
   cp.kv_type = o.kv_type == "q8_0" ? LES_KV_Q8_0 : LES_KV_F16;
   cp.expert_budget_bytes = static_cast<uint64_t>(std::ceil(budget_mb * 1024.0 * 1024.0));
   cp.prefetch_candidates = o.prefetch_c;
-  cp.io_backend = o.io == "io_uring" ? LES_IO_IO_URING : o.io == "pread" ? LES_IO_PREAD : LES_IO_AUTO;
+  cp.io_backend = io_backend_from_option(o.io);
   cp.eviction = o.eviction == "lru"        ? LES_EVICTION_LRU
                 : o.eviction == "lfu_aged" ? LES_EVICTION_LFU_AGED
                                            : LES_EVICTION_NEXT_USE;
@@ -361,9 +361,7 @@ void register_bench(CLI::App& app, ToolState& state) {
       ->capture_default_str();
   cmd->add_option("--prefetch-c", o->prefetch_c, "Lookahead candidates (-1 = k+2, 0 = on demand)")
       ->capture_default_str();
-  cmd->add_option("--io", o->io, "I/O backend for streamed experts: auto, pread, io_uring")
-      ->check(CLI::IsMember({"auto", "pread", "io_uring"}))
-      ->capture_default_str();
+  add_io_option(cmd, o->io);
   cmd->add_option("--eviction", o->eviction, "Expert cache eviction: next_use, lfu_aged, lru")
       ->check(CLI::IsMember({"next_use", "lfu_aged", "lru"}))
       ->capture_default_str();

@@ -19,8 +19,12 @@ namespace {
 
 int print_version() {
   const les::kernels::KernelTier tier = les::kernels::best_kernel_tier();
-#if defined(LES_HAVE_LIBURING)
+#if defined(LES_HAVE_LIBURING) && defined(LES_HAVE_DISPATCH_IO)
+  const char* uring = "io_uring, pread and dispatch";
+#elif defined(LES_HAVE_LIBURING)
   const char* uring = "io_uring and pread";
+#elif defined(LES_HAVE_DISPATCH_IO)
+  const char* uring = "pread and dispatch";
 #else
   const char* uring = "pread";
 #endif
