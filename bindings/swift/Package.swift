@@ -1,8 +1,9 @@
 // swift-tools-version:5.7
 // Swift package for LES: `CLes` imports les.h directly (a system-library target
-// with a module map; the header and libles come from an installed prefix found
-// through pkg-config), `LES` is a small idiomatic wrapper over it.
-// Untested here (no Swift toolchain on the LES build machine): see README.md.
+// with a module map; the header and libles come from pkg-config's `les`: an
+// installed prefix, or the build tree's build/swift/pkgconfig/les.pc), `LES` is a
+// small idiomatic wrapper over it, `LESTests` its XCTest suite on the fixtures.
+// Built and tested on Linux by CTest's swift_package_test (run_swift_test.sh).
 import PackageDescription
 
 let package = Package(
@@ -21,5 +22,9 @@ let package = Package(
       name: "LES",
       dependencies: ["CLes"],
       path: "Sources/LES"),
+    .testTarget(
+      name: "LESTests",
+      dependencies: ["LES", "CLes"],
+      path: "Tests/LESTests"),
   ]
 )

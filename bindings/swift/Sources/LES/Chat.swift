@@ -1,5 +1,5 @@
 // Chat templates (les_chat.h), the draft-model check and library queries.
-// Thread-safe (the model is immutable). Untested here (no Swift toolchain).
+// Thread-safe (the model is immutable).
 import CLes
 import Foundation
 
@@ -61,4 +61,41 @@ extension Model {
 
   /// Throws unless `draft` can draft for this model (same vocabulary), naming the first difference.
   public func checkDraft(_ draft: Model) throws { try check(les_model_check_draft(handle, draft.handle)) }
+}
+
+extension Context {
+  /// One chat turn: renders `messages` in `template` (nil: the model's own) with the
+  /// assistant's opening, keeps the longest prefix of it the context already holds
+  /// (earlier turns are not evaluated again; a model whose recurrent state cannot be
+  /// unwound to that point starts over), and streams the answer, generated with
+  /// `params` and parseSpecial. For the next turn append `.assistant(answer)` and
+  /// the next user message. `lastStats().promptTokens` counts the prompt tokens
+  /// evaluated. Errors as `Model.chatPrompt` and `tokens(prompt:params:)`.
+  public func chat(_ messages: [ChatMessage], template: String? = nil,
+                   params: GenerateParams = GenerateParams()) -> AsyncThrowingStream<Token, Error> {
+    var p = params
+    p.parseSpecial = true
+    let turn = p
+    return stream { sink in
+      let prompt = try self.model.tokenize(try self.model.chatPrompt(messages, template: template),
+                                           addSpecial: true, parseSpecial: true)
+      let keep = try self.keepPrefix(of: prompt)
+      var q = turn
+      q.promptTokens = Array(prompt[keep...])
+      try self.generate(prompt: "", images: [], params: q, sink: sink)
+    }
+  }
+
+  /// Trims the context to the longest common prefix of what it holds and `prompt`,
+  /// leaving at least one prompt token to evaluate; returns that prefix's length.
+  /// Call inside exclusive.
+  func keepPrefix(of prompt: [Int32]) throws -> Int {
+    let held = try readHeldTokens()
+    var n = 0
+    while n < held.count && n < prompt.count - 1 && held[n] == prompt[n] { n += 1 }
+    if n == held.count { return n }
+    if les_context_trim(handle, Int32(n)) == LES_OK { return n }
+    try check(les_context_reset(handle), context: handle)  // recurrent state: start over
+    return 0
+  }
 }

@@ -2,20 +2,37 @@
 // (KV cache, decode, logits, streaming generation as an AsyncThrowingStream),
 // errors as `LESError`; Chat.swift, Session.swift, Stream.swift, Sampler.swift and
 // Vision.swift add chat templates, sessions, expert streaming, the sampler and images.
-// Untested here (no Swift toolchain on the build machine).
 import CLes
 import Foundation
 
 /// An error from LES: the `les_status` code and the message of
-/// `les_last_error()` / `les_context_last_error()`.
-public struct LESError: Error, CustomStringConvertible {
+/// `les_last_error()` / `les_context_last_error()`. `description` (and
+/// `localizedDescription`) read "LES_ERR_IO (I/O error): <message>".
+public struct LESError: Error, CustomStringConvertible, LocalizedError {
   /// The les_status value (negative; see les.h for the ranges).
   public let code: Int32
+  /// What was wrong, as the C library said it (names the argument, file or limit).
   public let message: String
 
-  public var description: String {
-    String(cString: les_status_name(les_status(rawValue: code))) + ": " + message
+  /// The C enumerator's name, e.g. "LES_ERR_IO" ("les_status <code>" for a code newer than this wrapper).
+  public var statusName: String {
+    switch les_status(rawValue: code) {
+    case LES_OK: return "LES_OK"
+    case LES_ERR_INVALID_ARGUMENT: return "LES_ERR_INVALID_ARGUMENT"
+    case LES_ERR_IO: return "LES_ERR_IO"
+    case LES_ERR_FORMAT: return "LES_ERR_FORMAT"
+    case LES_ERR_UNSUPPORTED: return "LES_ERR_UNSUPPORTED"
+    case LES_ERR_OUT_OF_MEMORY: return "LES_ERR_OUT_OF_MEMORY"
+    case LES_ERR_CONTEXT_FULL: return "LES_ERR_CONTEXT_FULL"
+    case LES_ERR_CANCELLED: return "LES_ERR_CANCELLED"
+    case LES_ERR_INTERNAL: return "LES_ERR_INTERNAL"
+    default: return "les_status \(code)"
+    }
   }
+  public var description: String {
+    "\(statusName) (\(String(cString: les_status_name(les_status(rawValue: code))))): \(message)"
+  }
+  public var errorDescription: String? { description }
 
   public var isCancelled: Bool { code == LES_ERR_CANCELLED.rawValue }
 
@@ -60,9 +77,10 @@ public final class Model: @unchecked Sendable {
     try check(les_model_load(path, &params, &model))
     guard let model else { throw LESError.invalid("les_model_load returned no model") }
     handle = model
+    HandleLedger.adopt(model, "les_model")
   }
 
-  deinit { les_model_free(handle) }
+  deinit { HandleLedger.free(handle, les_model_free) }
 
   /// Vocabulary size: valid token ids are 0 ..< vocabularySize.
   public var vocabularySize: Int32 { les_model_n_vocab(handle) }
@@ -205,13 +223,15 @@ public struct GenerateParams: Sendable {
 }
 
 /// One generation stream over a Model (KV cache, logits). Use it from one task or
-/// thread at a time: a second call while one runs throws instead of racing.
-/// `cancel()` may be called from anywhere.
+/// thread at a time: a second call while one runs throws instead of racing (except
+/// after a stream's consumer left early: then it waits for that generation to stop).
+/// `cancel()`, the streaming statistics and the expert budget may be used from anywhere.
 public final class Context: @unchecked Sendable {
   let handle: OpaquePointer
   public let model: Model
-  private let lock = NSLock()
-  private var busy = false
+  private let state = NSCondition()
+  private var busy = false          // guarded by state
+  private var holder: TokenSink?    // the stream holding the context, if one does; guarded by state
 
   /// A context over `model`. contextLength: tokens the KV cache holds, 0 = the
   /// library default (min(training context, 4096)). expertBudgetBytes: 0 keeps
@@ -253,22 +273,52 @@ public final class Context: @unchecked Sendable {
     }
     guard let ctx else { throw LESError.invalid("les_context_create returned no context") }
     handle = ctx
+    HandleLedger.adopt(ctx, "les_context")
     self.model = model
   }
 
-  deinit { les_context_free(handle) }
+  deinit { HandleLedger.free(handle, les_context_free) }
 
   /// Runs body as the context's one caller (Session.swift and the others use it too).
-  func exclusive<R>(_ body: () throws -> R) throws -> R {
-    lock.lock()
+  /// A stream whose consumer has left (`stream`) still holds the context until its
+  /// generation stops at the next token: this waits for that; any other holder
+  /// makes it throw (invalid argument, "already in use").
+  func exclusive<R>(_ body: () throws -> R) throws -> R { try exclusive(for: nil, body) }
+
+  /// exclusive for the thread of `sink`'s stream: throws cancelled when its consumer
+  /// left before the generation started.
+  func exclusive<R>(for sink: TokenSink?, _ body: () throws -> R) throws -> R {
+    state.lock()
+    while busy, let h = holder, h.consumerLeft { state.wait() }
+    if let sink, sink.consumerLeft {
+      state.unlock()
+      throw LESError(code: LES_ERR_CANCELLED.rawValue,
+                     message: "the stream's consumer left before the generation started")
+    }
     if busy {
-      lock.unlock()
+      state.unlock()
       throw LESError.invalid("Context is already in use (one caller at a time; only cancel() may overlap)")
     }
     busy = true
-    lock.unlock()
-    defer { lock.lock(); busy = false; lock.unlock() }
+    holder = sink
+    state.unlock()
+    defer {
+      state.lock()
+      busy = false
+      holder = nil
+      state.broadcast()
+      state.unlock()
+    }
     return try body()
+  }
+
+  /// Called when `sink`'s consumer ends its loop early or its task is cancelled: the
+  /// generation stops at its next token (the token callback returns false), and the
+  /// next caller waits for that instead of finding the context in use.
+  func consumerLeft(_ sink: TokenSink) {
+    state.lock()
+    sink.consumerLeft = true
+    state.unlock()
   }
 
   /// Tokens in the KV cache.
@@ -327,8 +377,10 @@ public final class Context: @unchecked Sendable {
 
   /// Streams the tokens generated after `prompt` (les_generate on a dedicated
   /// thread, since it blocks). Ending the consumer's loop early, or cancelling its
-  /// task, cancels the generation; `cancel()` from elsewhere ends the stream with a
-  /// LESError whose isCancelled is true. The KV cache keeps prompt and output.
+  /// task, stops the generation at its next token (a prefill in progress finishes
+  /// first); the next call on the context waits for that. `cancel()` from elsewhere
+  /// ends the stream with a LESError whose isCancelled is true. The KV cache keeps
+  /// prompt and output (what was generated before the stop).
   public func tokens(prompt: String, params: GenerateParams = GenerateParams()) -> AsyncThrowingStream<Token, Error> {
     tokens(prompt: prompt, images: [], params: params)
   }
@@ -341,15 +393,23 @@ public final class Context: @unchecked Sendable {
   /// fit: nothing is decoded), unsupported (mtp after image positions).
   public func tokens(prompt: String, images: [Image],
                      params: GenerateParams = GenerateParams()) -> AsyncThrowingStream<Token, Error> {
+    stream { sink in try self.generate(prompt: prompt, images: images, params: params, sink: sink) }
+  }
+
+  /// Runs `body` as the context's one caller on a dedicated thread (les_generate
+  /// blocks), streaming what it hands to the sink; the stream ends with body's error.
+  func stream(_ body: @escaping @Sendable (TokenSink) throws -> Void) -> AsyncThrowingStream<Token, Error> {
     AsyncThrowingStream { continuation in
       let sink = TokenSink(continuation)
-      // Holds the context until the stream ends, so the handle outlives this call.
+      // Holds the context until the stream ends, so the handle outlives this call. Not
+      // les_context_cancel: a cancel that arrived just after the generation ended would
+      // stay pending and stop the next one (les_generate.h).
       continuation.onTermination = { [self] termination in
-        if case .cancelled = termination { self.cancel() }
+        if case .cancelled = termination { self.consumerLeft(sink) }
       }
       let thread = Thread { [self] in
         do {
-          try exclusive { try generate(prompt: prompt, images: images, params: params, sink: sink) }
+          try exclusive(for: sink) { try body(sink) }
           continuation.finish()
         } catch {
           continuation.finish(throwing: error)
@@ -360,7 +420,9 @@ public final class Context: @unchecked Sendable {
     }
   }
 
-  private func generate(prompt: String, images: [Image], params: GenerateParams, sink: TokenSink) throws {
+  /// les_generate / les_generate_with_images with `params`, each token to `sink`.
+  /// Call inside exclusive (stream does).
+  func generate(prompt: String, images: [Image], params: GenerateParams, sink: TokenSink) throws {
     var p = les_generate_default_params()
     p.n_predict = params.maxTokens
     p.ignore_eos = params.ignoreEOS
@@ -378,7 +440,7 @@ public final class Context: @unchecked Sendable {
     p.draft_max = params.draftMax
     p.draft_min = params.draftMin
     p.mtp = params.mtp
-    p.draft_model = params.draftModel.map { OpaquePointer($0.handle) }
+    p.draft_model = params.draftModel?.handle
     // Stop strings as C strings that live for the call.
     let cStops: [UnsafeMutablePointer<CChar>?] = params.stop.map { strdup($0) }
     defer { cStops.forEach { free($0) } }
@@ -468,9 +530,10 @@ public struct GenerateStats: Sendable {
 }
 
 /// Holds the stream's continuation for the C callback (passed as user_data).
-private final class TokenSink: @unchecked Sendable {
+final class TokenSink: @unchecked Sendable {
   let continuation: AsyncThrowingStream<Token, Error>.Continuation
-  private(set) var consumerGone = false
+  private(set) var consumerGone = false  // the generation thread's own flag
+  var consumerLeft = false               // guarded by the context's state lock
 
   init(_ continuation: AsyncThrowingStream<Token, Error>.Continuation) { self.continuation = continuation }
 

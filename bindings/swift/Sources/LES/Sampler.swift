@@ -1,6 +1,5 @@
 // A sampler on its own (les_sampler.h), for apps that call Context.decode and pick
 // tokens themselves. One caller at a time; freed on deinit.
-// Untested here (no Swift toolchain on the build machine).
 import CLes
 
 public final class Sampler {
@@ -23,9 +22,10 @@ public final class Sampler {
     try check(les_sampler_create(&p, &s))
     guard let s else { throw LESError.invalid("les_sampler_create returned no sampler") }
     handle = s
+    HandleLedger.adopt(s, "les_sampler")
   }
 
-  deinit { les_sampler_free(handle) }
+  deinit { HandleLedger.free(handle, les_sampler_free) }
 
   /// The next token from `logits` (vocabularySize floats); not recorded until accept(_:).
   public func sample(_ logits: [Float]) throws -> Int32 {

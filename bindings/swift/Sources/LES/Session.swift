@@ -1,18 +1,24 @@
 // A Context as a conversation (les_session.h): the tokens it holds, and its state
 // saved to / restored from bytes or a file. One caller at a time, as every
-// context call. Untested here (no Swift toolchain on the build machine).
+// context call.
 import CLes
 import Foundation
 
 extension Context {
   /// The ids the context holds: KV cache positions in order, then the pending token.
-  public func heldTokens() throws -> [Int32] {
-    try exclusive {
-      var ids = [les_token](repeating: 0, count: Int(max(les_context_n_past(handle), 1)))
-      var n: Int32 = 0
-      try check(les_context_tokens(handle, &ids, Int32(ids.count), &n), context: handle)
-      return Array(ids.prefix(Int(n)))
+  public func heldTokens() throws -> [Int32] { try exclusive { try readHeldTokens() } }
+
+  /// heldTokens() for a caller already inside exclusive.
+  func readHeldTokens() throws -> [Int32] {
+    var ids = [les_token](repeating: 0, count: Int(les_context_n_past(handle)) + 1)  // + the pending token
+    var n: Int32 = 0
+    var status = les_context_tokens(handle, &ids, Int32(ids.count), &n)
+    if status == LES_ERR_INVALID_ARGUMENT && Int(n) > ids.count {  // too small: n is the count
+      ids = [les_token](repeating: 0, count: Int(n))
+      status = les_context_tokens(handle, &ids, n, &n)
     }
+    try check(status, context: handle)
+    return Array(ids.prefix(Int(n)))
   }
 
   /// The state (tokens, KV cache, the model's fingerprint), to restore into this

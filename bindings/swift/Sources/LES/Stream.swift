@@ -2,7 +2,6 @@
 // on a Context. les.h allows these from any thread at any time, also during a
 // generation, so they do not take the context's one-caller guard; the Context
 // object (a class) keeps the handle alive while a caller holds it.
-// Untested here (no Swift toolchain on the build machine).
 import CLes
 
 /// Streaming totals since the context was created (les_stream_stats). Bytes, seconds.

@@ -1,7 +1,6 @@
 // Image input (les_vision.h): `Vision` (an mmproj encoder bound to a Model) makes
 // `Image`s, which `Context.tokens(prompt:images:params:)` and
-// `Context.appendImage(_:)` decode in place of tokens. Untested here (no Swift
-// toolchain on the build machine).
+// `Context.appendImage(_:)` decode in place of tokens.
 import CLes
 import Foundation
 
@@ -30,10 +29,11 @@ public final class Vision: @unchecked Sendable {
     try check(les_vision_load(model.handle, mmprojPath, &params, &vision))
     guard let vision else { throw LESError.invalid("les_vision_load returned no vision") }
     handle = vision
+    HandleLedger.adopt(vision, "les_vision")
     self.model = model
   }
 
-  deinit { les_vision_free(handle) }
+  deinit { HandleLedger.free(handle, les_vision_free) }
 
   /// Encodes an RGB8 image: `rgb` holds width x height pixels, row-major from the
   /// top row, 3 bytes per pixel, no row padding. Throws LESError: invalid argument
@@ -85,9 +85,10 @@ public final class Image: @unchecked Sendable {
   init(_ handle: OpaquePointer?) throws {
     guard let handle else { throw LESError.invalid("the encoder returned no image") }
     self.handle = handle
+    HandleLedger.adopt(handle, "les_image")
   }
 
-  deinit { les_image_free(handle) }
+  deinit { HandleLedger.free(handle, les_image_free) }
 
   /// Decoder positions it takes in a context: embedding rows plus marker tokens.
   public var tokenCount: Int32 { les_image_n_tokens(handle) }
