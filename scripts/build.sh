@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Configures and builds LES in Release mode into ./build (or $1).
+# Configures and builds LES in Release mode into ./build (or $1), with Debian's
+# GCC named (the Swift toolchain's clang, possibly first on PATH, builds only the
+# dispatch_io file: cmake/LesDispatchIo.cmake). CC / CXX override the compilers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR="${1:-build}"
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_C_COMPILER="${CC:-/usr/bin/gcc}" -DCMAKE_CXX_COMPILER="${CXX:-/usr/bin/g++}" >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)"

@@ -22,7 +22,8 @@
 # Each tree needs build/tools/les, build/bench/bench_stream,
 # build/bench/bench_trace and build/libles.so (cmake --build build --target
 # les bench_stream bench_trace les_shared). Outputs: OUT_DIR/{old,new}/
-# (default: a temp dir).
+# (default: a temp dir). The dump is compiled by $CC (default Debian's
+# /usr/bin/gcc, never whichever `cc` is first on PATH).
 #
 # Strict checks (must be identical): texts, tokens, logits, recall, slots, the
 # on-demand counters, the trace replays. With lookahead (c > 0) the counters
@@ -80,7 +81,7 @@ run_tree() {  # tree side
   local have_dump=1
   # A tree older than the C API's all-positions logits (les_context_decode_all_logits) or with the
   # streaming fields still in les_model_params cannot build the dump: its other checks still run.
-  cc -O2 -std=c11 -I"$tree/include" "$here/behaviour_dump.c" -L"$tree/build" -lles \
+  "${CC:-/usr/bin/gcc}" -O2 -std=c11 -I"$tree/include" "$here/behaviour_dump.c" -L"$tree/build" -lles \
      -Wl,-rpath,"$tree/build" -o "$bin" 2> /dev/null || { have_dump=0; echo "$side: no behaviour_dump for $tree"; }
   for m in "${models[@]}"; do
     local name k ev

@@ -7,7 +7,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config ccache git python3
+  build-essential cmake ninja-build pkg-config ccache git python3 python3-venv
   liburing-dev libfmt-dev libspdlog-dev catch2 nlohmann-json3-dev libcli11-dev
   libbenchmark-dev libutf8proc-dev libcpp-httplib-dev libstb-dev
   default-jdk-headless kotlin

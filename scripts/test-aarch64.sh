@@ -15,7 +15,8 @@
 #   LES_AARCH64_MARCHES space-separated -march list (default
 #                       "armv8-a armv8.2-a+dotprod"); the first builds in build-dir.
 #   JOBS                parallel build jobs (default 2).
-# Needs: g++-aarch64-linux-gnu, qemu-user, cmake, ninja.
+# Needs: g++-aarch64-linux-gnu, qemu-user, cmake, ninja. The compilers are the
+# cross GCC that cmake/toolchain-aarch64.cmake names (aarch64-linux-gnu-gcc/g++).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

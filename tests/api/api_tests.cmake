@@ -21,7 +21,7 @@ endif()
 if(NOT LES_SANITIZE)
   add_test(NAME api_c_consumer_installed
            COMMAND ${CMAKE_SOURCE_DIR}/tests/api/run_c_consumer.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}
-                   ${LES_FIXTURES_DIR})
+                   ${LES_FIXTURES_DIR} ${CMAKE_C_COMPILER})
   set_tests_properties(api_c_consumer_installed PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endif()
 # The headers compile as C99 with every warning an error (STYLE.md 5): the

@@ -4,9 +4,11 @@
 # (found through pkg-config, and once more through the CMake package), runs a
 # greedy generation on the trained fixture model and compares it with llama.cpp's
 # reference text. Exit 77 (skip) when the fixtures are absent, unless CI=true.
-# usage: run_c_consumer.sh BUILD_DIR SOURCE_DIR FIXTURES_DIR
+# Both builds use CC, the C compiler of the LES build (never whichever `cc` is
+# first on PATH).
+# usage: run_c_consumer.sh BUILD_DIR SOURCE_DIR FIXTURES_DIR CC
 set -euo pipefail
-BUILD="$1"; SRC="$2"; FIX="$3"
+BUILD="$1"; SRC="$2"; FIX="$3"; CC="$4"
 MODEL="$FIX/trained/tiny-qwen3moe-F16.gguf"
 REF="$FIX/trained/reference/tiny-qwen3moe-F16.json"
 TMP="$(mktemp -d)"; trap 'rm -rf "$TMP"' EXIT
@@ -14,12 +16,12 @@ TMP="$(mktemp -d)"; trap 'rm -rf "$TMP"' EXIT
 cmake --install "$BUILD" --prefix "$TMP/prefix" >/dev/null
 PC="$TMP/prefix/lib/pkgconfig"; [ -d "$PC" ] || PC="$(dirname "$(find "$TMP/prefix" -name les.pc | head -1)")"
 export PKG_CONFIG_PATH="$PC"
-cc -std=c99 -Wall -Wextra -Werror -pedantic "$SRC/tests/api/c_consumer.c" -o "$TMP/c_consumer" \
+"$CC" -std=c99 -Wall -Wextra -Werror -pedantic "$SRC/tests/api/c_consumer.c" -o "$TMP/c_consumer" \
    $(pkg-config --cflags --libs les)
 LIBDIR="$(pkg-config --variable=libdir les)"
 
 # The CMake package: find_package(les) and link les::les.
-cmake -S "$SRC/tests/api/cmake_consumer" -B "$TMP/cmake_consumer" -DCMAKE_PREFIX_PATH="$TMP/prefix" \
+cmake -S "$SRC/tests/api/cmake_consumer" -B "$TMP/cmake_consumer" -DCMAKE_PREFIX_PATH="$TMP/prefix" -DCMAKE_C_COMPILER="$CC" \
       -DLES_CONSUMER_SOURCE="$SRC/tests/api/c_consumer.c" >/dev/null
 cmake --build "$TMP/cmake_consumer" >/dev/null
 
