@@ -83,9 +83,12 @@ json usage_chunk(const ReplyHead& head, const Usage& usage) {
   return j;
 }
 
+json model_object(const std::string& model, int64_t created) {
+  return {{"id", model}, {"object", "model"}, {"created", created}, {"owned_by", "les"}};
+}
+
 json models_list(const std::string& model, int64_t created) {
-  return {{"object", "list"},
-          {"data", json::array({{{"id", model}, {"object", "model"}, {"created", created}, {"owned_by", "les"}}})}};
+  return {{"object", "list"}, {"data", json::array({model_object(model, created)})}};
 }
 
 std::string dump_json(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }

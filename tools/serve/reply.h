@@ -60,7 +60,10 @@ nlohmann::json completion_chunk(const ReplyHead& head, const std::string* text, 
 // The last chunk with stream_options.include_usage: choices [], usage.
 nlohmann::json usage_chunk(const ReplyHead& head, const Usage& usage);
 
-// /v1/models: {object: "list", data: [{id, object: "model", created, owned_by: "les"}]}.
+// One model: {id, object: "model", created, owned_by: "les"} (GET /v1/models/{id}).
+nlohmann::json model_object(const std::string& model, int64_t created);
+
+// /v1/models: {object: "list", data: [model_object]}.
 nlohmann::json models_list(const std::string& model, int64_t created);
 
 // JSON text; invalid UTF-8 in strings becomes U+FFFD instead of throwing.

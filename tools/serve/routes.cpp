@@ -71,6 +71,13 @@ void install_routes(httplib::Server& server, ServeState& state) {
   server.Get("/v1/models", [&state](const httplib::Request&, httplib::Response& res) {
     send_json(res, 200, models_list(state.model_id, state.created));
   });
+  // The OpenAI SDKs' models.retrieve(id): the served model, or 404 model_not_found.
+  server.Get(R"(/v1/models/(.+))", [&state](const httplib::Request& req, httplib::Response& res) {
+    const std::string id = req.matches[1];
+    if (id == state.model_id) return send_json(res, 200, model_object(state.model_id, state.created));
+    send_error(req, res, 404, "the model '" + id + "' does not exist (this server has '" + state.model_id + "')",
+               "invalid_request_error", "model", "model_not_found");
+  });
   server.Post("/v1/chat/completions", [&state](const httplib::Request& req, httplib::Response& res,
                                                const httplib::ContentReader& reader) {
     handle_completion(state, Endpoint::kChat, req, res, reader);
@@ -88,7 +95,8 @@ void install_routes(httplib::Server& server, ServeState& state) {
     if (res.status == 404)
       send_error(req, res, 404,
                  "no route " + req.method + " " + req.path +
-                     " (this server has GET /health, GET /v1/models, POST /v1/chat/completions, POST /v1/completions)",
+                     " (this server has GET /health, GET /v1/models, GET /v1/models/ID, POST /v1/chat/completions, "
+                     "POST /v1/completions)",
                  "not_found_error");
     else if (res.status == 413)
       send_error(req, res, 413, "the request body is too large: " + body_limit_text(state.max_body_bytes),
