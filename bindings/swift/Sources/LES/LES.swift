@@ -281,7 +281,7 @@ public final class Context: @unchecked Sendable {
 
   /// Runs body as the context's one caller (Session.swift and the others use it too).
   /// A stream whose consumer has left (`stream`) still holds the context until its
-  /// generation stops at the next token: this waits for that; any other holder
+  /// generation stops (next token or prompt chunk): this waits for that; any other holder
   /// makes it throw (invalid argument, "already in use").
   func exclusive<R>(_ body: () throws -> R) throws -> R { try exclusive(for: nil, body) }
 
@@ -313,8 +313,8 @@ public final class Context: @unchecked Sendable {
   }
 
   /// Called when `sink`'s consumer ends its loop early or its task is cancelled: the
-  /// generation stops at its next token (the token callback returns false), and the
-  /// next caller waits for that instead of finding the context in use.
+  /// generation stops before its next token or prompt chunk (the abort callback), and
+  /// the next caller waits for that instead of finding the context in use.
   func consumerLeft(_ sink: TokenSink) {
     state.lock()
     sink.consumerLeft = true
@@ -377,8 +377,8 @@ public final class Context: @unchecked Sendable {
 
   /// Streams the tokens generated after `prompt` (les_generate on a dedicated
   /// thread, since it blocks). Ending the consumer's loop early, or cancelling its
-  /// task, stops the generation at its next token (a prefill in progress finishes
-  /// first); the next call on the context waits for that. `cancel()` from elsewhere
+  /// task, stops the generation before its next token or prompt chunk; the next call
+  /// on the context waits for that. `cancel()` from elsewhere
   /// ends the stream with a LESError whose isCancelled is true. The KV cache keeps
   /// prompt and output (what was generated before the stop).
   public func tokens(prompt: String, params: GenerateParams = GenerateParams()) -> AsyncThrowingStream<Token, Error> {
@@ -451,6 +451,11 @@ public final class Context: @unchecked Sendable {
       return sink.deliver(Token(id: token, text: text))
     }
     let userData = Unmanaged.passUnretained(sink).toOpaque()
+    // Polled before the prompt, between its chunks and before each token: a consumer that
+    // left stops the call there, a long prefill included (unlike les_context_cancel, nothing
+    // stays pending).
+    p.abort_callback = { userData in Unmanaged<TokenSink>.fromOpaque(userData!).takeUnretainedValue().consumerLeft }
+    p.abort_user_data = userData
     let status: les_status = stopPointers.withUnsafeBufferPointer { stops in
       p.stop = stops.isEmpty ? nil : stops.baseAddress
       p.n_stop = Int32(stops.count)
@@ -471,7 +476,7 @@ public final class Context: @unchecked Sendable {
       }
     }
     // The consumer went away: the stream is over, nothing to report.
-    if sink.consumerGone { return }
+    if sink.consumerGone || sink.consumerLeft { return }
     try check(status, context: handle)
   }
 }
@@ -529,13 +534,21 @@ public struct GenerateStats: Sendable {
   public var acceptanceRate: Double { draftVerified > 0 ? Double(draftAccepted) / Double(draftVerified) : 0 }
 }
 
-/// Holds the stream's continuation for the C callback (passed as user_data).
+/// Holds the stream's continuation for the C callbacks (passed as user_data).
 final class TokenSink: @unchecked Sendable {
   let continuation: AsyncThrowingStream<Token, Error>.Continuation
   private(set) var consumerGone = false  // the generation thread's own flag
-  var consumerLeft = false               // guarded by the context's state lock
+  private let leftLock = NSLock()
+  private var left = false               // guarded by leftLock
 
   init(_ continuation: AsyncThrowingStream<Token, Error>.Continuation) { self.continuation = continuation }
+
+  /// The consumer ended its loop or its task was cancelled (onTermination); read by the
+  /// abort callback on the generation thread and by Context.exclusive.
+  var consumerLeft: Bool {
+    get { leftLock.lock(); defer { leftLock.unlock() }; return left }
+    set { leftLock.lock(); left = newValue; leftLock.unlock() }
+  }
 
   /// Called on the generation thread; false (stop) once the consumer is gone.
   func deliver(_ token: Token) -> Bool {
