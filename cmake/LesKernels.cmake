@@ -43,7 +43,7 @@ set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/kernels/ref_quant_fit.cpp ${CMAKE_SO
 # the target either.
 file(GLOB LES_KERNEL_ORDERED_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/kernels/ref_codebook4.cpp
      ${CMAKE_SOURCE_DIR}/src/kernels/ref_quantize_mxfp4.cpp
-     ${CMAKE_SOURCE_DIR}/src/kernels/x86/*iq4_xs*.cpp ${CMAKE_SOURCE_DIR}/src/kernels/arm/*codebook4*.cpp)
+     ${CMAKE_SOURCE_DIR}/src/kernels/x86/*codebook4*.cpp ${CMAKE_SOURCE_DIR}/src/kernels/arm/*codebook4*.cpp)
 set_property(SOURCE ${LES_KERNEL_ORDERED_SOURCES} APPEND PROPERTY COMPILE_OPTIONS "-ffp-contract=off")
 # The vision ops' SIMD LayerNorm (kernels/layer_norm_chunks.h) repeats the
 # reference's element-wise operations one rounding each, as the reference (built

@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -85,13 +86,15 @@ TEST_CASE("every tier's dequantize_row gives the scalar reference's bits", "[ker
       const int64_t n = static_cast<int64_t>(q.size() / traits.block_bytes) * traits.block_size;
       std::vector<float> want(n), got(n + 1, -12345.0f);
       scalar.of(f.type).dequantize_row(q.data(), want.data(), n);
-      // Rows of one block up to the whole file, from a misaligned source
-      // (blocks may start at any byte: the 17-byte MXFP4 blocks do).
-      std::vector<uint8_t> src(q.size() + 1);
-      std::memcpy(src.data() + 1, q.data(), q.size());
+      // Rows of one block up to the whole file, 4 bytes off a 32-byte
+      // boundary: the blocks' natural alignment (alignof <= 4), misaligned for
+      // every vector load (17-byte MXFP4 blocks start at every offset anyway).
+      std::vector<uint8_t> storage(q.size() + 64);
+      uint8_t* src = storage.data() + (32 - reinterpret_cast<uintptr_t>(storage.data()) % 32) % 32 + 4;
+      std::memcpy(src, q.data(), q.size());
       for (int64_t blocks : {int64_t{1}, int64_t{3}, n / traits.block_size}) {
         const int64_t len = blocks * traits.block_size;
-        table->of(f.type).dequantize_row(src.data() + 1, got.data(), len);
+        table->of(f.type).dequantize_row(src, got.data(), len);
         std::vector<float> head(got.begin(), got.begin() + len), ref(want.begin(), want.begin() + len);
         const int64_t bad = first_mismatch(head, ref);
         INFO("tier " << kernel_tier_name(table->tier) << " " << f.stem << " row of " << blocks

@@ -302,6 +302,8 @@ void fill_avx2_table(KernelTable& t) {
   set_multi(G::IQ4_XS, avx2::vec_dot_multi_iq4_xs_q8_K);
   set_multi(G::MXFP4, avx2::MXFP4Blocks::multi);
   avx2::install_iquant_kernels(t);  // avx2_iquants.cpp
+  t.types[static_cast<uint32_t>(G::IQ4_XS)].dequantize_row = avx2::dequantize_row_iq4_xs;
+  t.types[static_cast<uint32_t>(G::MXFP4)].dequantize_row = avx2::dequantize_row_mxfp4;
   auto set_quant = [&t](GgmlType type, QuantizeRowFn fn) { t.types[static_cast<uint32_t>(type)].quantize_row = fn; };
   set_quant(G::Q8_0, avx2::quantize_row_q8_0);
   set_quant(G::Q8_1, avx2::quantize_row_q8_1);

@@ -24,7 +24,7 @@ void vec_dot_q3_K_q8_K(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q4_K_q8_K(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q5_K_q8_K(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q6_K_q8_K(int64_t n, float* s, const void* w, const void* x);
-void vec_dot_iq4_xs_q8_K(int64_t n, float* s, const void* w, const void* x);  // avx2_iq4_xs.cpp
+void vec_dot_iq4_xs_q8_K(int64_t n, float* s, const void* w, const void* x);  // avx2_codebook4.cpp
 void vec_dot_mxfp4_q8_0(int64_t n, float* s, const void* w, const void* x);
 
 // VecDotMultiFn (kernels.h): bit-identical per activation row to the vec_dot above of the same type.
@@ -41,6 +41,10 @@ void vec_dot_multi_iq4_xs_q8_K(int64_t n, float* s, int64_t s_stride, const void
 // Sets vec_dot and vec_dot_multi of the lattice i-quants (IQ1_S ... IQ3_S),
 // avx2_iquants.cpp: bit-identical to the scalar reference (ref_iquants.h).
 void install_iquant_kernels(KernelTable& t);
+
+// Dequantisers (DequantizeRowFn), avx2_codebook4.cpp: the scalar reference's bits.
+void dequantize_row_iq4_xs(const void* x, float* y, int64_t n);
+void dequantize_row_mxfp4(const void* x, float* y, int64_t n);
 
 // Activation quantisers (QuantizeRowFn), byte-identical to the scalar reference.
 void quantize_row_q8_0(const float* x, void* y, int64_t n);

@@ -1,4 +1,13 @@
-// AVX2 IQ4_XS x Q8_K dot products, bit-identical to the scalar reference
+// AVX2 kernels of the 4-bit codebook formats: IQ4_XS x Q8_K dot products and
+// the IQ4_XS / MXFP4 dequantisers (MXFP4's dot product is avx2.cpp's 32-block
+// loop). Everything here gives the scalar reference's bits.
+//
+// Dequantisation: the same F32 operations as ref_codebook4.cpp, 8 lanes at a
+// time: IQ4_XS dl = d * float(ls - 32), then dl * float(level); MXFP4
+// float(level) * 2^(e - 128). Each is one rounding of exact operands, so
+// lane order cannot matter.
+//
+// IQ4_XS x Q8_K dot products, bit-identical to the scalar reference
 // (vec_dot_iq4_xs_q8_K_ref): per super-block the integer sum
 //   isum = sum_j (ls_j - 32) * sum_{e in sub-block j} v[q_e] * q8[e]
 // is formed exactly in int32 lanes and reduced, then the reference's float
@@ -76,7 +85,38 @@ void dot_rows(int64_t n, float* s, int64_t s_stride, const void* vw, const void*
   for (int t = 0; t < NX; ++t) s[t * s_stride] = acc[t];
 }
 
+// The 32 signed levels of a 16-byte nibble array (unpack_nibbles32 order) as 4 x 8 floats to y.
+inline void store_levels(__m256i table, const uint8_t* qs, __m256 scale, float* y) {
+  const __m256i v = _mm256_shuffle_epi8(table, unpack_nibbles32(qs));
+  const __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
+  const __m128i parts[4] = {lo, _mm_srli_si128(lo, 8), hi, _mm_srli_si128(hi, 8)};
+  for (int k = 0; k < 4; ++k)
+    _mm256_storeu_ps(y + 8 * k, _mm256_mul_ps(scale, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(parts[k]))));
+}
+
 }  // namespace
+
+void dequantize_row_iq4_xs(const void* vx, float* y, int64_t n) {
+  const block_iq4_xs* x = static_cast<const block_iq4_xs*>(vx);
+  const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues)));
+  for (int64_t b = 0; b < n / kQKK; ++b, y += kQKK) {
+    const float d = f16(x[b].d);
+    const uint32_t sl = load_u32(x[b].scales_l);
+    const uint32_t sh = x[b].scales_h;
+    for (int j = 0; j < kQKK / 32; ++j) {
+      const int ls = static_cast<int>(((sl >> (4 * j)) & 0x0F) | (((sh >> (2 * j)) & 3) << 4));
+      const float dl = d * static_cast<float>(ls - 32);
+      store_levels(table, x[b].qs + 16 * j, _mm256_set1_ps(dl), y + 32 * j);
+    }
+  }
+}
+
+void dequantize_row_mxfp4(const void* vx, float* y, int64_t n) {
+  const block_mxfp4* x = static_cast<const block_mxfp4*>(vx);
+  const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kMXFP4Values)));
+  for (int64_t b = 0; b < n / kQKMXFP4; ++b, y += kQKMXFP4)
+    store_levels(table, x[b].qs, _mm256_set1_ps(e8m0_half_to_fp32(x[b].e)), y);
+}
 
 void vec_dot_iq4_xs_q8_K(int64_t n, float* s, const void* w, const void* x) { dot_rows<1>(n, s, 1, w, x, 0); }
 
