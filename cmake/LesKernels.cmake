@@ -37,11 +37,13 @@ set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/kernels/ref_quant_fit.cpp ${CMAKE_SO
              ${CMAKE_SOURCE_DIR}/src/kernels/ref_iquants.cpp ${CMAKE_SOURCE_DIR}/src/kernels/x86/avx2_iquants.cpp
              APPEND PROPERTY COMPILE_OPTIONS "-ffp-contract=off")
 # Dot products whose SIMD tiers keep the reference's float steps bit for bit
-# (IQ4_XS: one multiply and one add per super-block): no tier, the scalar
-# reference on aarch64 included, may fuse them.
+# (IQ4_XS, TQ1_0, TQ2_0: one multiply and one add per super-block): no tier,
+# the scalar reference on aarch64 included, may fuse them.
 # MXFP4's quantiser compares errors in double, so its bytes never depend on
 # the target either.
 file(GLOB LES_KERNEL_ORDERED_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/kernels/ref_codebook4.cpp
+     ${CMAKE_SOURCE_DIR}/src/kernels/ref_ternary.cpp ${CMAKE_SOURCE_DIR}/src/kernels/x86/*ternary*.cpp
+     ${CMAKE_SOURCE_DIR}/src/kernels/arm/*ternary*.cpp
      ${CMAKE_SOURCE_DIR}/src/kernels/ref_quantize_mxfp4.cpp
      ${CMAKE_SOURCE_DIR}/src/kernels/x86/*codebook4*.cpp ${CMAKE_SOURCE_DIR}/src/kernels/arm/*codebook4*.cpp)
 set_property(SOURCE ${LES_KERNEL_ORDERED_SOURCES} APPEND PROPERTY COMPILE_OPTIONS "-ffp-contract=off")

@@ -135,4 +135,21 @@ inline int iq4_xs_scale(const block_iq4_xs& b, int j) {
   return (low | (high << 4)) - 32;
 }
 
+// ---- Ternary TQ1_0 / TQ2_0 (256 elements; layouts in block_formats.h) ----
+
+// Base-3 digit n (0..4) of a TQ1_0 byte: ((uint8_t)(byte * 3^n) * 3) >> 8, in 0..2.
+inline int tq1_0_digit(uint8_t byte, int n) {
+  static constexpr uint8_t kPow3[5] = {1, 3, 9, 27, 81};
+  const uint8_t q = static_cast<uint8_t>(byte * kPow3[n]);
+  return (static_cast<int>(q) * 3) >> 8;
+}
+inline int tq1_0_code(const block_tq1_0& b, int e) {  // -1..1
+  if (e < 160) return tq1_0_digit(b.qs[e % 32], e / 32) - 1;
+  if (e < 240) return tq1_0_digit(b.qs[32 + (e - 160) % 16], (e - 160) / 16) - 1;
+  return tq1_0_digit(b.qh[(e - 240) % 4], (e - 240) / 4) - 1;
+}
+inline int tq2_0_code(const block_tq2_0& b, int e) {  // -1..2
+  return ((b.qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3) - 1;
+}
+
 }  // namespace les::blocks

@@ -166,6 +166,26 @@ struct block_iq4_xs {
 };
 static_assert(sizeof(block_iq4_xs) == 2 + 2 + kQKK / 64 + kQKK / 2, "block_iq4_xs size");
 
+// TQ1_0 (ternary, 1.6875 bits): 256 codes t in {0, 1, 2}, x = (t - 1) * d.
+// Bytes hold base-3 digits as fixed-point fractions: digit n (0-based) of
+// byte b is ((uint8_t)(b * 3^n) * 3) >> 8. Elements 0..159: digit e / 32 of
+// qs[e % 32]; 160..239: digit (e - 160) / 16 of qs[32 + (e - 160) % 16];
+// 240..255: digit (e - 240) / 4 of qh[(e - 240) % 4].
+struct block_tq1_0 {
+  uint8_t qs[(kQKK - 4 * kQKK / 64) / 5];
+  uint8_t qh[kQKK / 64];
+  fp16_t d;
+};
+static_assert(sizeof(block_tq1_0) == 2 + kQKK / 64 + (kQKK - 4 * kQKK / 64) / 5, "block_tq1_0 size");
+
+// TQ2_0 (ternary in 2 bits): x = (q - 1) * d, q 2 bits (0..3: a code of 3
+// stands for 2). Element e: bits 2 ((e % 128) / 32) of qs[32 (e / 128) + e % 32].
+struct block_tq2_0 {
+  uint8_t qs[kQKK / 4];
+  fp16_t d;
+};
+static_assert(sizeof(block_tq2_0) == 2 + kQKK / 4, "block_tq2_0 size");
+
 // Q8_K: activation format of the K-quant dot products. x = d * q; bsums[i] = sum of
 // qs[16 i .. 16 i + 15]. d is an F32.
 struct block_q8_K {

@@ -6,7 +6,7 @@
 // y[r] = sum_c W[r, c] * x[c].
 //
 // Activations are quantised once per matvec into the weight type's
-// `vec_dot_type` (Q8_K for the K-quants and IQ4_XS, Q8_0 for Q4_0/Q5_0/Q8_0/
+// `vec_dot_type` (Q8_K for the K-quants, IQ4_XS and TQ1_0/TQ2_0, Q8_0 for Q4_0/Q5_0/Q8_0/
 // IQ4_NL/MXFP4, Q8_1 for Q4_1/Q5_1, F16 for F16, BF16 for BF16, F32 for F32), exactly as ggml's CPU
 // backend does, so results match ggml up to summation order.
 //

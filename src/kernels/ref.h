@@ -36,7 +36,8 @@ namespace les::kernels {
 //   Q4_0 q*d; Q4_1 q*d + m; Q5_0 q*d; Q5_1 q*d + m; Q8_0 q*d; IQ4_NL d*v[q];
 //   Q2_K (d*sc)*q - (dmin*m); Q3_K (d*sc)*q; Q4_K/Q5_K (d*sc)*q - (dmin*m);
 //   Q6_K (d*sc)*q; Q8_K d*q (scales widened from F16 to F32 first);
-//   IQ4_XS (d*(ls-32))*v[q]; MXFP4 v[q]*e8m0_half(e) (ref_codebook4.cpp).
+//   IQ4_XS (d*(ls-32))*v[q]; MXFP4 v[q]*e8m0_half(e) (ref_codebook4.cpp);
+//   TQ1_0/TQ2_0 t*d, t the ternary code (ref_ternary.cpp).
 // ---------------------------------------------------------------------------
 void dequantize_row_f32_ref(const float* x, float* y, int64_t n);
 void dequantize_row_f16_ref(const fp16_t* x, float* y, int64_t n);
@@ -56,6 +57,8 @@ void dequantize_row_q6_K_ref(const block_q6_K* x, float* y, int64_t n);
 void dequantize_row_q8_K_ref(const block_q8_K* x, float* y, int64_t n);
 void dequantize_row_iq4_xs_ref(const block_iq4_xs* x, float* y, int64_t n);
 void dequantize_row_mxfp4_ref(const block_mxfp4* x, float* y, int64_t n);
+void dequantize_row_tq1_0_ref(const block_tq1_0* x, float* y, int64_t n);
+void dequantize_row_tq2_0_ref(const block_tq2_0* x, float* y, int64_t n);
 
 // ---------------------------------------------------------------------------
 // Activation quantisation (the vec_dot_type of a weight type), bit-exact with
@@ -94,6 +97,7 @@ void quantize_row_f32_ref(const float* x, float* y, int64_t n);
 //   MXFP4 x Q8_0:                  acc += float(isum) * (dw * dx), dw = e8m0_half(e)
 //   Q4_1/Q5_1 x Q8_1:              acc += float(isum) * (dw * dx);  acc += mw * sx
 //   Q3_K/Q6_K/IQ4_XS x Q8_K:       acc += float(isum) * (dx * dw)
+//   TQ1_0/TQ2_0 x Q8_K:            acc += float(isum) * (dx * dw), isum = sum code * q8
 //   Q2_K/Q4_K/Q5_K x Q8_K:         acc += float(isum) * (dx * dw);  acc -= float(msum) * (dx * dminw)
 // where dw, mw, dminw are the weight block's F16 fields widened to F32 and dx,
 // sx the activation block's scale and scaled sum.
@@ -116,6 +120,8 @@ void vec_dot_q5_K_q8_K_ref(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q6_K_q8_K_ref(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_iq4_xs_q8_K_ref(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_mxfp4_q8_0_ref(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_tq1_0_q8_K_ref(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_tq2_0_q8_K_ref(int64_t n, float* s, const void* w, const void* x);
 
 // Integer sums of one K-quant block against one Q8_K block, as defined above:
 // isum = sum_j scale_j * sum_{e in sub-block j} code(e) * q8[e], and for the

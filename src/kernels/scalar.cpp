@@ -69,6 +69,9 @@ void fill_scalar_table(KernelTable& t) {
   set(G::IQ3_S, vec_dot_iq3_s_q8_K_ref, G::Q8_K, dequantize_erased<block_iq3_s, dequantize_row_iq3_s_ref>, nullptr);
   set(G::IQ1_S, vec_dot_iq1_s_q8_K_ref, G::Q8_K, dequantize_erased<block_iq1_s, dequantize_row_iq1_s_ref>, nullptr);
   set(G::IQ1_M, vec_dot_iq1_m_q8_K_ref, G::Q8_K, dequantize_erased<block_iq1_m, dequantize_row_iq1_m_ref>, nullptr);
+  // Ternary formats against Q8_K.
+  set(G::TQ1_0, vec_dot_tq1_0_q8_K_ref, G::Q8_K, dequantize_erased<block_tq1_0, dequantize_row_tq1_0_ref>, nullptr);
+  set(G::TQ2_0, vec_dot_tq2_0_q8_K_ref, G::Q8_K, dequantize_erased<block_tq2_0, dequantize_row_tq2_0_ref>, nullptr);
   set(G::Q8_K, nullptr, G::Q8_K, dequantize_erased<block_q8_K, dequantize_row_q8_K_ref>,
       quantize_erased<block_q8_K, quantize_row_q8_K_ref>);
   t.ops.exp16 = exp16_ref;

@@ -61,6 +61,8 @@ inline void set_block_scales(kernels::KernelTable const&, GgmlType t, uint8_t* p
       case GgmlType::Q5_K: { auto* x = reinterpret_cast<block_q5_K*>(p) + b; put(reinterpret_cast<uint8_t*>(&x->d)); put(reinterpret_cast<uint8_t*>(&x->dmin)); break; }
       case GgmlType::Q6_K: { auto* x = reinterpret_cast<block_q6_K*>(p) + b; put(reinterpret_cast<uint8_t*>(&x->d)); break; }
       case GgmlType::IQ4_XS: { auto* x = reinterpret_cast<block_iq4_xs*>(p) + b; put(reinterpret_cast<uint8_t*>(&x->d)); break; }
+      case GgmlType::TQ1_0: { auto* x = reinterpret_cast<block_tq1_0*>(p) + b; put(reinterpret_cast<uint8_t*>(&x->d)); break; }
+      case GgmlType::TQ2_0: { auto* x = reinterpret_cast<block_tq2_0*>(p) + b; put(reinterpret_cast<uint8_t*>(&x->d)); break; }
       case GgmlType::MXFP4: {
         // E8M0 exponents as the F16 modes: ~0.01, 2^-128 (the smallest; E8M0 has
         // no zero), 2^72 (big, products stay finite), 2^-127.
@@ -119,14 +121,14 @@ inline std::vector<GgmlType> dot_weight_types() {
           GgmlType::F16,  GgmlType::Q5_K, GgmlType::Q2_K, GgmlType::Q4_1, GgmlType::Q5_1, GgmlType::IQ4_NL,
           GgmlType::BF16, GgmlType::F32,  GgmlType::IQ4_XS, GgmlType::MXFP4,
           GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ1_S,
-          GgmlType::IQ1_M};
+          GgmlType::IQ1_M, GgmlType::TQ1_0, GgmlType::TQ2_0};
 }
 
 // Weight types whose every tier keeps the scalar reference's float steps, so
 // SIMD results must equal the reference's bits (test_simd_vs_scalar.cpp).
 inline std::vector<GgmlType> ordered_dot_types() {
-  return {GgmlType::IQ4_XS,  GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::IQ2_XXS,
-          GgmlType::IQ2_XS,  GgmlType::IQ2_S,   GgmlType::IQ1_S, GgmlType::IQ1_M};
+  return {GgmlType::IQ4_XS,  GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::IQ2_XXS, GgmlType::IQ2_XS,
+          GgmlType::IQ2_S,   GgmlType::IQ1_S,   GgmlType::IQ1_M, GgmlType::TQ1_0,   GgmlType::TQ2_0};
 }
 
 }  // namespace les::test

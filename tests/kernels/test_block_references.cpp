@@ -38,6 +38,8 @@ struct Format {
 constexpr Format kFormats[] = {
     {"iq4_xs", GgmlType::IQ4_XS},
     {"mxfp4", GgmlType::MXFP4},
+    {"tq1_0", GgmlType::TQ1_0},
+    {"tq2_0", GgmlType::TQ2_0},
 };
 
 std::string data_path(const std::string& file) { return std::string(LES_TESTS_SOURCE_DIR) + "/kernels/data/" + file; }

@@ -66,12 +66,14 @@ TEST_CASE("kernel_table reflects the CPU features", "[kernels][dispatch]") {
 TEST_CASE("weight_type_supported", "[kernels][dispatch]") {
   for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0,
                      GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::IQ4_NL, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
-                     GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_XS, GgmlType::MXFP4})
+                     GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_XS, GgmlType::MXFP4,
+                     GgmlType::TQ1_0, GgmlType::TQ2_0})
     CHECK(weight_type_supported(t));
   for (GgmlType t : {GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ3_XXS, GgmlType::IQ3_S,
                      GgmlType::IQ1_S, GgmlType::IQ1_M})
     CHECK(weight_type_supported(t));
   CHECK_FALSE(weight_type_supported(GgmlType::Q8_K));
-  CHECK_FALSE(weight_type_supported(GgmlType::TQ1_0));
+  CHECK_FALSE(weight_type_supported(GgmlType::Q8_1));
+  CHECK_FALSE(weight_type_supported(GgmlType::I8));
   CHECK_FALSE(weight_type_supported(static_cast<GgmlType>(200)));
 }

@@ -122,9 +122,9 @@ TEST_CASE("check_matmul_args names what is wrong", "[kernels][matmul]") {
   s = check_matmul_args(table, GgmlType::Q4_0, w.data(), 0, 32, x.data(), 1, y.data());
   CHECK(s.code() == StatusCode::invalid_argument);
 
-  s = check_matmul_args(table, GgmlType::TQ2_0, w.data(), 1, 256, x.data(), 1, y.data());
+  s = check_matmul_args(table, GgmlType::Q8_K, w.data(), 1, 256, x.data(), 1, y.data());
   CHECK(s.code() == StatusCode::unsupported);
-  CHECK(s.message().find("TQ2_0") != std::string::npos);
+  CHECK(s.message().find("Q8_K") != std::string::npos);
 
   s = check_matmul_args(table, static_cast<GgmlType>(4), w.data(), 1, 32, x.data(), 1, y.data());
   CHECK(s.code() == StatusCode::invalid_argument);

@@ -345,6 +345,8 @@ TEST_CASE("NEON vec_dot matches the scalar reference on the same bytes", "[kerne
   SECTION("Q6_K") { check_vec_dot<les::block_q6_K>(GgmlType::Q6_K); }
   SECTION("IQ4_XS") { check_vec_dot<les::block_iq4_xs>(GgmlType::IQ4_XS); }
   SECTION("MXFP4") { check_vec_dot<les::block_mxfp4>(GgmlType::MXFP4); }
+  SECTION("TQ1_0") { check_vec_dot<les::block_tq1_0>(GgmlType::TQ1_0); }
+  SECTION("TQ2_0") { check_vec_dot<les::block_tq2_0>(GgmlType::TQ2_0); }
   SECTION("F32") { check_float_dot<float>(GgmlType::F32, [](float v) { return v; }); }
   SECTION("F16") { check_float_dot<les::fp16_t>(GgmlType::F16, les::fp32_to_fp16); }
   SECTION("BF16") { check_float_dot<les::bf16_t>(GgmlType::BF16, les::fp32_to_bf16); }
@@ -367,7 +369,8 @@ TEST_CASE("NEON table keeps the scalar vec_dot types and overrides the hot kerne
     CHECK((t.types[id].quantize_row == nullptr) == (s.types[id].quantize_row == nullptr));
   }
   for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0, GgmlType::Q3_K, GgmlType::Q4_K,
-                        GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F16, GgmlType::IQ4_XS, GgmlType::MXFP4}) {
+                        GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::F16, GgmlType::IQ4_XS, GgmlType::MXFP4,
+                        GgmlType::TQ1_0, GgmlType::TQ2_0}) {
     INFO(les::ggml_type_name(type));
     CHECK(t.of(type).vec_dot != s.of(type).vec_dot);
   }

@@ -184,6 +184,8 @@ TEST_CASE("every scalar vec_dot matches a float64 dot of the dequantised operand
   SECTION("Q6_K") { run_quantised<les::block_q6_K>(t, GgmlType::Q6_K); }
   SECTION("IQ4_XS") { run_quantised<les::block_iq4_xs>(t, GgmlType::IQ4_XS); }
   SECTION("MXFP4") { run_quantised<les::block_mxfp4>(t, GgmlType::MXFP4); }
+  SECTION("TQ1_0") { run_quantised<les::block_tq1_0>(t, GgmlType::TQ1_0); }
+  SECTION("TQ2_0") { run_quantised<les::block_tq2_0>(t, GgmlType::TQ2_0); }
   SECTION("F32") { run_float(t, GgmlType::F32); }
   SECTION("F16") { run_float(t, GgmlType::F16); }
   SECTION("BF16") { run_float(t, GgmlType::BF16); }
@@ -203,5 +205,5 @@ TEST_CASE("scalar table: every weight type with a vec_dot has its activation qua
     CHECK(t.of(k.vec_dot_type).quantize_row != nullptr);
     CHECK(t.of(k.vec_dot_type).dequantize_row != nullptr);
   }
-  CHECK(with_dot == 23);  // 16 + the 7 lattice i-quants
+  CHECK(with_dot == 25);  // 16 + the 7 lattice i-quants + TQ1_0, TQ2_0
 }

@@ -59,6 +59,8 @@ void fill_neon_table_variant(KernelTable& t, bool use_dotprod) {
   set_dot(GgmlType::Q6_K, pick(vec_dot_q6_K_q8_K_neon, vec_dot_q6_K_q8_K_neon_dotprod));
   set_dot(GgmlType::IQ4_XS, pick(vec_dot_iq4_xs_q8_K_neon, vec_dot_iq4_xs_q8_K_neon_dotprod));
   set_dot(GgmlType::MXFP4, pick(vec_dot_mxfp4_q8_0_neon, vec_dot_mxfp4_q8_0_neon_dotprod));
+  set_dot(GgmlType::TQ1_0, pick(vec_dot_tq1_0_q8_K_neon, vec_dot_tq1_0_q8_K_neon_dotprod));
+  set_dot(GgmlType::TQ2_0, pick(vec_dot_tq2_0_q8_K_neon, vec_dot_tq2_0_q8_K_neon_dotprod));
 
   if (use_dotprod) {
     install_iquant_kernels_neon_dotprod(t);

@@ -63,6 +63,9 @@ void vec_dot_q6_K_q8_K_neon(int64_t n, float* s, const void* w, const void* x);
 // MXFP4 within the 32-element formats' float-order bound.
 void vec_dot_iq4_xs_q8_K_neon(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_mxfp4_q8_0_neon(int64_t n, float* s, const void* w, const void* x);
+// Ternary formats (neon_ternary.cpp), bit-identical to the reference.
+void vec_dot_tq1_0_q8_K_neon(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_tq2_0_q8_K_neon(int64_t n, float* s, const void* w, const void* x);
 
 // SDOT variant (neon_dotprod.cpp).
 void vec_dot_q4_0_q8_0_neon_dotprod(int64_t n, float* s, const void* w, const void* x);
@@ -83,6 +86,8 @@ void vec_dot_q5_K_q8_K_neon_dotprod(int64_t n, float* s, const void* w, const vo
 void vec_dot_q6_K_q8_K_neon_dotprod(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_iq4_xs_q8_K_neon_dotprod(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_mxfp4_q8_0_neon_dotprod(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_tq1_0_q8_K_neon_dotprod(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_tq2_0_q8_K_neon_dotprod(int64_t n, float* s, const void* w, const void* x);
 
 // Lattice i-quants (IQ1_S ... IQ3_S, neon_iquants_impl.h): set vec_dot and
 // vec_dot_multi of each, bit-identical to the scalar reference (ref_iquants.h).

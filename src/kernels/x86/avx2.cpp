@@ -288,6 +288,8 @@ void fill_avx2_table(KernelTable& t) {
   set(G::Q6_K, avx2::vec_dot_q6_K_q8_K);
   set(G::IQ4_XS, avx2::vec_dot_iq4_xs_q8_K);
   set(G::MXFP4, avx2::vec_dot_mxfp4_q8_0);
+  set(G::TQ1_0, avx2::vec_dot_tq1_0_q8_K);
+  set(G::TQ2_0, avx2::vec_dot_tq2_0_q8_K);
   auto set_multi = [&t](GgmlType type, VecDotMultiFn fn) { t.types[static_cast<uint32_t>(type)].vec_dot_multi = fn; };
   set_multi(G::F16, avx2::vec_dot_multi_f16);
   set_multi(G::Q8_0, avx2::Q8_0Blocks::multi);

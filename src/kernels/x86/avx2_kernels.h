@@ -26,6 +26,8 @@ void vec_dot_q5_K_q8_K(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_q6_K_q8_K(int64_t n, float* s, const void* w, const void* x);
 void vec_dot_iq4_xs_q8_K(int64_t n, float* s, const void* w, const void* x);  // avx2_codebook4.cpp
 void vec_dot_mxfp4_q8_0(int64_t n, float* s, const void* w, const void* x);
+void vec_dot_tq1_0_q8_K(int64_t n, float* s, const void* w, const void* x);  // avx2_ternary.cpp
+void vec_dot_tq2_0_q8_K(int64_t n, float* s, const void* w, const void* x);
 
 // VecDotMultiFn (kernels.h): bit-identical per activation row to the vec_dot above of the same type.
 void vec_dot_multi_f16(int64_t n, float* s, int64_t s_stride, const void* w, const void* x, size_t x_stride, int nx);

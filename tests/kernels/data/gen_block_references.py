@@ -71,10 +71,27 @@ def mxfp4_blocks(rng):
     return np.concatenate([np.stack(blocks), raw])
 
 
+def ternary_blocks(rng, qs_bytes, block_bytes):
+    """TQ1_0 (54 bytes: qs[48], qh[4], d) / TQ2_0 (66 bytes: qs[64], d) blocks."""
+    blocks = []
+    # Adversarial: every byte value at every code-byte position across blocks
+    # (TQ1_0 decodes bytes >= 243 too), every F16 special scale.
+    for k in range(256):
+        codes = ((np.arange(qs_bytes) * 7 + k) % 256).astype(np.uint8)
+        d = F16_SPECIAL[k % len(F16_SPECIAL)] if k < 2 * len(F16_SPECIAL) else int(
+            np.float16(0.01 * ((k % 37) - 18)).view(np.uint16))
+        blocks.append(np.concatenate([codes, f16_bytes(d)]))
+    raw = rng.integers(0, 256, size=(32, block_bytes), dtype=np.uint8)
+    raw[:, -2:] = random_f16(rng, 32, 0.05)
+    return np.concatenate([np.stack(blocks), raw])
+
+
 # stem: (type, generator). Stems name the files; the C++ test lists the same stems.
 FORMATS = {
     "iq4_xs": (T.IQ4_XS, iq4_xs_blocks),
     "mxfp4": (T.MXFP4, mxfp4_blocks),
+    "tq1_0": (T.TQ1_0, lambda rng: ternary_blocks(rng, 52, 54)),
+    "tq2_0": (T.TQ2_0, lambda rng: ternary_blocks(rng, 64, 66)),
 }
 
 
