@@ -145,9 +145,9 @@ def main():
                  "--tensor-type", "attn_(q|k|v|output)\\.weight=q4_k", "--token-embedding-type", "q4_k",
                  "--output-tensor-type", "q4_k", f16, out, "Q4_K_S", t], w("llama-mixed.quantize.log"))
         rows.append(("llama.cpp mixed, no imatrix", out))
-    else:
-        print("note: no llama.cpp build given (--llama-bin): its Q8_0 and mixed-without-imatrix rows are skipped",
-              file=sys.stderr)
+    elif not (lq and os.path.exists(lq)):
+        print("note: no llama.cpp build given (--llama-bin): its Q8_0, mixed-without-imatrix, IQ4_XS and "
+              "MXFP4_MOE rows are skipped", file=sys.stderr)
 
     if a.speed_only:
         a.speed, rows = True, []
