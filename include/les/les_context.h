@@ -66,8 +66,8 @@ typedef struct les_context_params {
                            les_context_create() returns LES_ERR_INVALID_ARGUMENT */
   les_kv_type kv_type;  /* KV cache element type; default LES_KV_F16 (LES_KV_Q8_0 gives
                            LES_ERR_UNSUPPORTED where this build lacks it) */
-  /* --- appended in 0.2 (moved from les_model_params): expert streaming (les_stream.h). A caller
-     whose struct_size ends above gets the defaults: experts resident. --- */
+  /* --- expert streaming (les_stream.h). A caller whose struct_size ends above gets the defaults:
+     experts resident. --- */
   uint64_t expert_budget_bytes;  /* 0 = routed experts stay in the memory-mapped file (resident);
                                     > 0 = experts are streamed from the file into this context's expert
                                     cache of this many bytes (cache slots, read buffers and scratch
@@ -83,7 +83,7 @@ typedef struct les_context_params {
                                     (default), 0 = no lookahead (on-demand reads), else k <= c <= 2k */
   les_io_backend io_backend;     /* how expert bytes are read; default LES_IO_AUTO */
   les_eviction_policy eviction;  /* expert cache eviction; default LES_EVICTION_NEXT_USE */
-  /* --- appended in 0.2.1; a caller whose struct_size ends above gets no limit and no callback. --- */
+  /* --- a caller whose struct_size ends above gets no limit and no callback. --- */
   uint64_t memory_limit_bytes;   /* 0 = no limit (default). > 0: a bound on the whole process's peak
                                     resident set (binary, libraries, allocator and everything already
                                     held included, as getrusage's peak RSS reports it). With
@@ -100,7 +100,7 @@ typedef struct les_context_params {
                                     are not counted: give each its own share (a draft model: draft_model). */
   les_progress_callback progress_callback; /* How a streaming context's expert cache is faulted in
                                     (the kernel zeroes every page: about 2 s per GiB).
-                                    Given: synchronously, as before: called on the creating thread
+                                    Given: synchronously: called on the creating thread
                                     while les_context_create() faults the pages in, after each chunk
                                     of 64 MiB, with the fraction done in (0, 1], never after
                                     les_context_create() returns; returning false cancels:
@@ -125,7 +125,7 @@ typedef struct les_context_params {
                                     scratch; les_memory_plan.draft_bytes) and a limit that cannot hold
                                     it too is refused naming the draft model. Load it before creating
                                     this context. Borrowed for the call; ignored without a limit. */
-  /* --- appended with les_vision.h; a caller whose struct_size ends above counts no encoder. --- */
+  /* --- a caller whose struct_size ends above counts no encoder. --- */
   const les_vision *vision;      /* NULL (default), or the vision encoder (les_vision.h) whose images
                                     this context will take: with memory_limit_bytes > 0 its peak
                                     (weights + encode scratch, les_vision_stats.memory_bytes) is
@@ -150,8 +150,9 @@ typedef struct les_memory_plan {
   uint64_t draft_bytes;          /* les_context_params.draft_model's share: weights, KV cache, scratch
                                     (0: none). The parts add up to at most the limit: baseline + draft
                                     + dense + kv + scratch + (routed if resident, else expert budget) */
-  uint64_t vision_bytes;         /* appended with les_vision.h: les_context_params.vision's share (its weights and
-                                    encode scratch; 0: none), part of the fixed parts above */
+  uint64_t vision_bytes;         /* les_context_params.vision's share (its weights and encode scratch;
+                                    0: none), part of the fixed parts above; not written for a caller
+                                    whose struct_size ends above */
 } les_memory_plan;
 
 /* Defaults: struct_size set, n_ctx 0, n_batch 0, n_threads 0, LES_KV_F16, experts resident
@@ -198,7 +199,11 @@ LES_API const char *les_context_last_error(const les_context *ctx);
  * Errors (state unchanged, nothing appended): LES_ERR_INVALID_ARGUMENT (NULL,
  * n <= 0, token id out of range, the context in use), LES_ERR_CONTEXT_FULL
  * (n_past + n > n_ctx), LES_ERR_CANCELLED (les_context_cancel(): pending when
- * the call starts, or issued while it runs: seen between two chunks). */
+ * the call starts, or issued while it runs: seen between two chunks),
+ * LES_ERR_IO (a streaming context could not read an expert it needed from
+ * the model file, after one retry: the message names the expert, the layer
+ * and the file; the context stays usable, a later decode reads it again),
+ * LES_ERR_OUT_OF_MEMORY. */
 LES_API les_status les_context_decode(les_context *ctx, const les_token *tokens, int32_t n);
 
 /* Logits of the last decoded token: n_vocab floats (index = token id), owned

@@ -39,21 +39,21 @@ typedef struct les_generate_params {
   les_sampler_params sampler;  /* sampling */
   const char *const *stop;     /* NULL or an array of n_stop UTF-8 stop strings (borrowed) */
   int32_t n_stop;
-  /* --- appended in 0.2 (chat, sessions); older callers' struct_size ends above. --- */
+  /* --- chat and sessions: a caller whose struct_size ends above gets the defaults. --- */
   bool parse_special;          /* control-token texts in the prompt (<|im_start|>, ...) become those
                                   tokens, as chat prompts from les_chat_apply_template() need; default
                                   false (they are plain text). Read only from callers whose
-                                  struct_size covers prompt_tokens (the byte was padding before). */
+                                  struct_size covers prompt_tokens (CHANGELOG.md 0.2.0 says why). */
   const les_token *prompt_tokens; /* NULL (default): tokenize `prompt`. Else the prompt is these
                                   n_prompt_tokens ids (borrowed; BOS is the caller's to include) and
                                   `prompt` must be NULL or "": for apps that tokenize themselves, e.g.
                                   to reuse the common prefix of les_context_tokens() */
   int32_t n_prompt_tokens;
-  /* --- appended in 0.3 (speculative decoding); older callers' struct_size ends above and they
-   * decode plainly. With a drafter set, each decode step drafts tokens, checks them in one batched
-   * verify pass of this context's model and keeps the accepted prefix (lossless: greedy output is
-   * token for token plain greedy decoding, sampled output has the target's distribution through
-   * speculative rejection sampling). How many drafts a pass checks is chosen per step from the
+  /* --- speculative decoding; a caller whose struct_size ends above decodes plainly. With a
+   * drafter set, each decode step drafts tokens, checks them in one batched verify pass of this
+   * context's model and keeps the accepted prefix (lossless: greedy output is token for token
+   * plain greedy decoding, sampled output has the target's distribution through speculative
+   * rejection sampling). How many drafts a pass checks is chosen per step from the
    * bytes the pass would read (the union of the drafted tokens' experts, minus what the expert
    * cache holds) and the drafter's acceptance so far, down to none when speculation does not pay.
    * The drafter, its draft context and the length policy's measurements are kept by the context
@@ -72,7 +72,7 @@ typedef struct les_generate_params {
   int32_t draft_min;           /* fewest drafts verified when the drafter offers that many,
                                   0..draft_max; default 0 (the byte-aware length may switch
                                   speculation off); > 0 forces speculation (measurements) */
-  /* --- appended in 0.3 (after draft_min): older callers' struct_size ends above. --- */
+  /* --- a caller whose struct_size ends above gets no MTP drafting. --- */
   bool mtp;                    /* true: the draft head stored in this context's own model (an MTP /
                                   "nextn" block, e.g. qwen35moe files with one) drafts, greedily,
                                   from the target's final hidden rows; no extra model. The context
@@ -84,7 +84,7 @@ typedef struct les_generate_params {
                                   without it leave it without drafts (plain decoding, still exact).
                                   Only one drafter: with lookup_ngram > 0 or draft_model,
                                   LES_ERR_INVALID_ARGUMENT. Default false */
-  /* --- appended in 0.2.1 (after mtp): older callers' struct_size ends above: no abort callback. --- */
+  /* --- a caller whose struct_size ends above gets no abort callback. --- */
   les_abort_callback abort_callback; /* NULL (default), or polled as les_abort_callback says: a stop
                                   request scoped to this call (unlike les_context_cancel(), which
                                   stays pending until a call consumes it), e.g. an interactive
@@ -116,12 +116,12 @@ typedef struct les_generate_stats {
   double decode_seconds;
   double prefill_tokens_per_second;  /* n_prompt_tokens / prefill_seconds */
   double decode_tokens_per_second;   /* n_decoded / decode_seconds */
-  /* Appended after the first version; a caller whose struct_size ends before
-   * them gets the fields above only. */
+  /* A caller whose struct_size ends above gets the fields above only (here and
+   * at each --- line below). */
   int32_t n_decoded;           /* single-token forward passes (the last sampled token is not evaluated) */
   les_stop_reason stop_reason; /* why generation ended */
   uint64_t seed;               /* the sampler's seed (the random one drawn for LES_SEED_RANDOM) */
-  /* --- appended in 0.3: speculative decoding (all 0 without a drafter). A "target pass" is one
+  /* --- speculative decoding (all 0 without a drafter). A "target pass" is one
    * forward pass of the decode phase: a verify pass (the pending token and d >= 1 drafts) or a
    * plain one-token pass (d = 0, chosen when speculation would not pay). "Union": the distinct
    * (layer, expert) pairs a pass's rows selected together, each counted once per pass. --- */
@@ -139,7 +139,7 @@ typedef struct les_generate_stats {
   uint64_t expert_bytes_read;  /* expert bytes read from the file during target passes (0 resident);
                                   bytes per produced token = expert_bytes_read / n_pass_tokens */
   double draft_seconds;        /* wall time spent drafting (inside decode_seconds) */
-  /* --- appended in 0.2.1 --- */
+  /* --- a caller whose struct_size ends above does not get the field below --- */
   double forward_seconds;      /* of decode_seconds, the wall time inside the decode phase's forward
                                   passes (one per generated token but the last, or whole speculative
                                   steps, drafting included); the rest is sampling, detokenizing, stop

@@ -41,10 +41,9 @@ typedef struct les_model_params {
   les_log_callback log_callback; /* NULL = log to stderr at WARN and above */
   void *log_user_data;         /* passed to log_callback */
   les_log_level log_level;     /* minimum level delivered; default LES_LOG_WARN */
-  /* 0.2 moved the expert-streaming settings (expert_budget_bytes, prefetch_candidates, io_backend,
-     eviction) to les_context_params: each context has its own expert cache. */
-  /* --- appended in 0.2.1: where the weights live. A caller whose struct_size ends above (0.2.0)
-     gets the defaults. --- */
+  /* (The expert-streaming settings are les_context_params': each context has its own expert
+     cache.) */
+  /* --- where the weights live. A caller whose struct_size ends above gets the defaults. --- */
   les_weight_memory weights;   /* default LES_WEIGHTS_AUTO; see les_weight_memory. Memory: AUTO
                                   holds the dense weights' bytes, READ the whole file's tensor
                                   bytes, in LES's memory for the model's lifetime (read once at

@@ -57,7 +57,7 @@ typedef struct les_stream_stats {
   double io_wait_seconds;        /* compute blocked waiting for expert bytes */
   double io_idle_seconds;        /* no read in flight while a forward pass ran */
   double wall_seconds;           /* time inside forward passes */
-  /* --- appended in 0.2.1 --- */
+  /* --- not written for a caller whose struct_size ends above --- */
   uint64_t one_token_budget_bytes; /* budget one token's selected experts need: n_expert_used slots
                                       per layer with routed experts plus scheduler scratch; below it
                                       most of every token's experts are read again (les run warns) */
