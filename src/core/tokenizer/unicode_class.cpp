@@ -34,6 +34,12 @@ uint32_t classify_utf8proc(char32_t cp) noexcept {
     case UTF8PROC_CATEGORY_PI: case UTF8PROC_CATEGORY_PF: case UTF8PROC_CATEGORY_PO:
       f = kCpPunct;
       break;
+    case UTF8PROC_CATEGORY_MN: case UTF8PROC_CATEGORY_MC: case UTF8PROC_CATEGORY_ME:
+      f = kCpMark;
+      break;
+    case UTF8PROC_CATEGORY_SM: case UTF8PROC_CATEGORY_SC: case UTF8PROC_CATEGORY_SK: case UTF8PROC_CATEGORY_SO:
+      f = kCpSymbol;
+      break;
     default:
       break;
   }
@@ -60,6 +66,11 @@ uint32_t unicode_class(char32_t cp) noexcept {
   if (cp < kTableSize) return table[cp];
   if (cp > 0x10FFFF) return 0;
   return classify_utf8proc(cp);
+}
+
+char32_t unicode_to_lower(char32_t cp) noexcept {
+  if (cp > 0x10FFFF) return cp;
+  return static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(cp)));
 }
 
 }  // namespace les

@@ -1,4 +1,4 @@
-// unicode_class(): the \p{L} \p{N} \p{P} \s classes of the pre-tokenizers.
+// unicode_class(): the \p{L} \p{N} \p{P} \p{M} \p{S} \s classes of the pre-tokenizers.
 // Expected values are from the Unicode Character Database 15.0 (UnicodeData.txt
 // general categories, PropList.txt White_Space), one or more code points of
 // every general category and script family the BPE vocabularies meet.
@@ -9,8 +9,10 @@
 #include "core/tokenizer/unicode_class.h"
 
 using les::kCpLetter;
+using les::kCpMark;
 using les::kCpNumber;
 using les::kCpPunct;
+using les::kCpSymbol;
 using les::kCpWhitespace;
 using les::unicode_class;
 
@@ -41,12 +43,37 @@ TEST_CASE("punctuation: Pc Pd Ps Pe Pi Pf Po, and symbols are not P", "[unicode_
     INFO(std::hex << static_cast<uint32_t>(cp));
     CHECK(unicode_class(cp) == kCpPunct);
   }
-  // Sm, Sc, Sk, So and marks belong to none of the four classes.
-  for (const char32_t cp : {U'+', U'<', U'$', U'^', U'`', U'|', U'~', U'\u20AC', U'\u00A9', U'\u0301' /* Mn */,
-                            U'\U0001F600' /* emoji */, U'\u200B' /* ZWSP, Cf */, U'\uFEFF'}) {
+  // Sm, Sc, Sk, So are \p{S}, not \p{P}.
+  for (const char32_t cp : {U'+', U'<', U'$', U'^', U'`', U'|', U'~', U'\u20AC', U'\u00A9',
+                            U'\U0001F600' /* emoji */, U'\u2713', U'\uFFFD'}) {
+    INFO(std::hex << static_cast<uint32_t>(cp));
+    CHECK(unicode_class(cp) == kCpSymbol);
+  }
+}
+
+TEST_CASE("marks: Mn, Mc, Me", "[unicode_class]") {
+  for (const char32_t cp : {U'\u0301' /* Mn */, U'\u0308', U'\u093F' /* Mc Devanagari */, U'\u0E34' /* Thai Mn */,
+                            U'\u20DD' /* Me */, U'\u05B8' /* Hebrew point */}) {
+    INFO(std::hex << static_cast<uint32_t>(cp));
+    CHECK(unicode_class(cp) == kCpMark);
+  }
+}
+
+TEST_CASE("format, control and separator characters have no class", "[unicode_class]") {
+  for (const char32_t cp : {U'\u200B' /* ZWSP, Cf */, U'\uFEFF', U'\u200D', U'\u0001', U'\u001F', U'\uE000' /* Co */}) {
     INFO(std::hex << static_cast<uint32_t>(cp));
     CHECK(unicode_class(cp) == 0);
   }
+}
+
+TEST_CASE("simple lowercase mapping", "[unicode_class]") {
+  CHECK(les::unicode_to_lower(U'S') == U's');
+  CHECK(les::unicode_to_lower(U's') == U's');
+  CHECK(les::unicode_to_lower(U'\u00C9') == U'\u00E9');
+  CHECK(les::unicode_to_lower(U'\u0130') == U'i');  // the simple mapping of dotted capital I
+  CHECK(les::unicode_to_lower(U'\u212A') == U'k');  // KELVIN SIGN
+  CHECK(les::unicode_to_lower(U'1') == U'1');
+  CHECK(les::unicode_to_lower(0x110000) == 0x110000);
 }
 
 TEST_CASE("White_Space: exactly the 25 code points of PropList.txt", "[unicode_class]") {
