@@ -1,6 +1,7 @@
 #include "core/tokenizer/tokenizer_bpe.h"
 
 #include <array>
+#include <cstdio>
 #include <queue>
 
 #include <fmt/format.h>
@@ -52,6 +53,8 @@ class BpeTokenizer final : public Tokenizer {
     int32_t prev;
     int32_t next;
     bool alive;
+    uint32_t offset;  // first byte in the piece
+    uint8_t len;      // bytes before merging (1, or a UTF-8 character's length)
   };
   struct Bigram {
     int32_t rank;
@@ -81,19 +84,41 @@ class BpeTokenizer final : public Tokenizer {
 };
 
 Status BpeTokenizer::encode_piece(std::string_view piece, std::vector<int32_t>& out) const {
-  if (pre_.ignore_merges()) {
-    std::string mapped;
-    for (const char c : piece) utf8::append(mapped, kByteToCp[static_cast<unsigned char>(c)]);
-    const int32_t id = vocab().find(mapped);
+  const PreTokenizerTraits& traits = pre_.traits();
+  if (traits.ignore_merges) {
+    int32_t id = kNoToken;
+    if (traits.byte_encode) {
+      std::string mapped;
+      for (const char c : piece) utf8::append(mapped, kByteToCp[static_cast<unsigned char>(c)]);
+      id = vocab().find(mapped);
+    } else {
+      id = vocab().find(piece);
+    }
     if (id != kNoToken) {
       out.push_back(id);
       return {};
     }
   }
-  std::vector<Symbol> syms(piece.size());
-  for (size_t i = 0; i < piece.size(); ++i) {
-    const auto idx = static_cast<int32_t>(i);
-    syms[i] = {byte_ids_[static_cast<unsigned char>(piece[i])], idx - 1, idx + 1, true};
+  if (traits.newline_tokens && piece.find_first_not_of('\n') == std::string_view::npos) {
+    if (const int32_t id = vocab().find(piece); id != kNoToken) {
+      out.push_back(id);
+      return {};
+    }
+  }
+  // One symbol per byte (byte-level BPE) or per UTF-8 character.
+  std::vector<Symbol> syms;
+  syms.reserve(piece.size());
+  for (size_t i = 0; i < piece.size();) {
+    const auto idx = static_cast<int32_t>(syms.size());
+    if (traits.byte_encode) {
+      syms.push_back({byte_ids_[static_cast<unsigned char>(piece[i])], idx - 1, idx + 1, true,
+                      static_cast<uint32_t>(i), 1});
+      ++i;
+    } else {
+      const uint8_t len = utf8::decode(piece, i).len;
+      syms.push_back({vocab().find(piece.substr(i, len)), idx - 1, idx + 1, true, static_cast<uint32_t>(i), len});
+      i += len;
+    }
   }
   syms.back().next = -1;
   Queue q;
@@ -112,16 +137,23 @@ Status BpeTokenizer::encode_piece(std::string_view piece, std::vector<int32_t>& 
     try_add(syms, b.left, l.next, q);
   }
   for (int32_t i = 0; i >= 0; i = syms[static_cast<size_t>(i)].next) {
-    const int32_t id = syms[static_cast<size_t>(i)].id;
-    if (id != kNoToken) {
-      out.push_back(id);
+    const Symbol& sym = syms[static_cast<size_t>(i)];
+    if (sym.id != kNoToken) {
+      out.push_back(sym.id);
+    } else if (!traits.byte_encode) {
+      // Only a character that is no token stays kNoToken (it never merges):
+      // its bytes' <0xNN> tokens, each skipped when the vocabulary lacks it (llama.cpp).
+      for (uint32_t k = 0; k < sym.len; ++k) {
+        const auto byte = static_cast<unsigned char>(piece[sym.offset + k]);
+        if (const int32_t id = vocab().find(fmt::format("<0x{:02X}>", byte)); id != kNoToken) out.push_back(id);
+      }
     } else if (vocab().unk() != kNoToken) {
       out.push_back(vocab().unk());
     } else {
       // Only a byte without a symbol stays kNoToken (it never merges).
       return invalid_argument_error(fmt::format(
           "cannot tokenize byte 0x{:02X}: the vocabulary has no symbol for it and no unknown token",
-          static_cast<unsigned char>(piece[static_cast<size_t>(i)])));
+          static_cast<unsigned char>(piece[sym.offset])));
     }
   }
   return {};
@@ -129,14 +161,47 @@ Status BpeTokenizer::encode_piece(std::string_view piece, std::vector<int32_t>& 
 
 Status BpeTokenizer::encode_text(std::string_view text, bool /*after_special*/, std::vector<int32_t>& out) const {
   if (text.size() > (UINT32_MAX >> 2)) return invalid_argument_error("text too long to tokenize (> 1 GiB)");
+  std::string escaped;
+  if (pre_.traits().escape_spaces) {
+    escaped.reserve(text.size());
+    for (const char c : text) {
+      if (c == ' ') {
+        escaped += "\xE2\x96\x81";  // U+2581 LOWER ONE EIGHTH BLOCK, SentencePiece's space
+      } else {
+        escaped += c;
+      }
+    }
+    text = escaped;
+  }
   for (const std::string_view piece : pre_.split(text)) LES_RETURN_IF_ERROR(encode_piece(piece, out));
   return {};
 }
 
 std::string BpeTokenizer::text_piece(int32_t id) const {
   const std::string& t = vocab().text(id);
+  if (vocab().type(id) == TokenType::byte) {
+    // "<0xNN>" (the byte-fallback tokens of SentencePiece-style BPE vocabularies).
+    unsigned value = 0;
+    if (t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>' &&
+        std::sscanf(t.c_str() + 3, "%2X", &value) == 1) {
+      return std::string(1, static_cast<char>(value));
+    }
+    return t;
+  }
   std::string out;
   out.reserve(t.size());
+  if (pre_.traits().escape_spaces) {
+    // SentencePiece-style BPE: the text as it is, with U+2581 back to ' '.
+    for (size_t i = 0; i < t.size();) {
+      if (t.compare(i, 3, "\xE2\x96\x81") == 0) {
+        out += ' ';
+        i += 3;
+      } else {
+        out += t[i++];
+      }
+    }
+    return out;
+  }
   for (size_t i = 0; i < t.size();) {
     const utf8::Decoded d = utf8::decode(t, i);
     const int b = d.valid ? cp_to_byte(d.cp) : -1;

@@ -1,4 +1,5 @@
-// Byte-level BPE tokenizer for tokenizer.ggml.model = "gpt2".
+// BPE tokenizer for tokenizer.ggml.model = "gpt2" (and "gemma4", whose
+// pre-tokenizer is always "gemma4").
 //
 // Algorithm (GPT-2, Radford et al. 2019; Sennrich et al. 2016 for BPE): the
 // pre-tokenizer named by tokenizer.ggml.pre splits the text into pieces; each
@@ -12,8 +13,17 @@
 // tokenize() when there is none. With
 // ignore_merges (llama3) a piece that is itself a token is emitted directly.
 //
+// Pre-tokenizers without byte encoding (PreTokenizerTraits: gemma4,
+// sarvam-moe, whitespace) make BPE run over the pieces' UTF-8 characters
+// instead; a final symbol that is no token becomes the "<0xNN>" tokens of its
+// bytes (a byte without one is skipped, as in llama.cpp). With escape_spaces
+// ' ' is replaced by U+2581 before splitting; with newline_tokens (gemma4) a
+// piece of only '\n' that is itself a token is emitted directly.
+//
 // Decoding maps each character of a token back through the inverse map;
-// characters outside the map are emitted as their UTF-8 bytes.
+// characters outside the map are emitted as their UTF-8 bytes. With
+// escape_spaces a token's text is kept as it is except U+2581 -> ' '; a BYTE
+// token "<0xNN>" decodes to its byte.
 //
 // Thread-safety: immutable after creation.
 #pragma once

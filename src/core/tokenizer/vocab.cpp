@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/gguf/gguf_reader.h"
+#include "core/tokenizer/pre_tokenizer.h"
 #include "core/tokenizer/token_rules.h"
 
 namespace les {
@@ -54,7 +55,7 @@ Result<std::vector<std::string>> read_string_array(const gguf::GgufFile& f, cons
 Status unsupported_model(const std::string& model) {
   return unsupported_error(fmt::format(
       "tokenizer model '{}' is not supported (supported: 'llama' = SentencePiece, 'gpt2' = byte-level BPE, "
-      "'bert' = WordPiece)",
+      "'gemma4' = SentencePiece-style BPE, 'bert' = WordPiece)",
       model));
 }
 
@@ -76,7 +77,9 @@ Result<Vocab> Vocab::from_gguf(const gguf::GgufFile& f) {
   VocabData d;
   LES_ASSIGN_OR_RETURN(d.model, f.get_string(kKeyModel));
   // Refuse unsupported models before reading the (possibly large) arrays.
-  if (d.model != "llama" && d.model != "gpt2" && d.model != "bert") return unsupported_model(d.model);
+  if (d.model != "llama" && d.model != "gpt2" && d.model != "gemma4" && d.model != "bert") {
+    return unsupported_model(d.model);
+  }
   LES_ASSIGN_OR_RETURN(d.pre, f.get_string_or(kKeyPre, ""));
   LES_ASSIGN_OR_RETURN(d.name, f.get_string_or("general.name", ""));
   LES_ASSIGN_OR_RETURN(d.arch, f.get_string_or("general.architecture", ""));
@@ -134,6 +137,9 @@ Result<Vocab> Vocab::build(VocabData d) {
     v.model_ = VocabModel::spm;
   } else if (d.model == "gpt2") {
     v.model_ = VocabModel::bpe;
+  } else if (d.model == "gemma4") {
+    v.model_ = VocabModel::bpe;  // llama.cpp: BPE with the "gemma4" pre-tokenizer, whatever tokenizer.ggml.pre says
+    d.pre = "gemma4";
   } else if (d.model == "bert") {
     v.model_ = VocabModel::wpm;
   } else {
@@ -181,7 +187,11 @@ Result<Vocab> Vocab::build(VocabData d) {
   LES_ASSIGN_OR_RETURN(v.pad_, resolve_id(d.pad, wpm ? 0 : kNoToken, n_tok, "padding"));
   LES_ASSIGN_OR_RETURN(v.sep_, resolve_id(d.sep, wpm ? 102 : kNoToken, n_tok, "separator"));
   // WPM adds [CLS] (bos) and [SEP] with add_special whatever add_bos_token says (llama.cpp's WPM).
-  v.add_bos_ = wpm || d.add_bos.value_or(spm);
+  // BPE: some pre-tokenizer names imply BOS when the file does not say (llama3,
+  // tekken, chameleon), and gemma4 always adds it (llama.cpp's load()).
+  const PreTokenizerTraits* pre_traits = v.model_ == VocabModel::bpe ? PreTokenizer::traits_of(v.pre_) : nullptr;
+  v.add_bos_ = wpm || d.add_bos.value_or(spm || (pre_traits != nullptr && pre_traits->add_bos_default)) ||
+               (pre_traits != nullptr && pre_traits->force_add_bos);
   v.add_eos_ = d.add_eos.value_or(false);
   v.add_sep_ = wpm;
   v.add_space_prefix_ = d.add_space_prefix.value_or(spm);

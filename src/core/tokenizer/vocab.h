@@ -4,12 +4,13 @@
 // Keys read (source: GGUF spec, "Tokenizer" section, and the files llama.cpp's
 // converter writes):
 //   tokenizer.ggml.model          string: "llama" (SentencePiece BPE, SPM),
-//                                 "gpt2" (byte-level BPE) or "bert" (WordPiece,
-//                                 WPM). Anything else ("t5", "rwkv", ...) is
-//                                 unsupported.
-//   tokenizer.ggml.pre            string, optional: pre-tokenizer name (BPE);
-//                                 absent = llama.cpp's "default" pre-tokenizer,
-//                                 with a warning (warnings()).
+//                                 "gpt2" (BPE), "gemma4" (BPE whose pre-tokenizer
+//                                 is "gemma4" whatever tokenizer.ggml.pre says) or
+//                                 "bert" (WordPiece, WPM). Anything else ("t5",
+//                                 "rwkv", "whitespace", ...) is unsupported.
+//   tokenizer.ggml.pre            string, optional: pre-tokenizer name (BPE,
+//                                 pre_tokenizer.h); absent = llama.cpp's "default"
+//                                 pre-tokenizer, with a warning (warnings()).
 //   tokenizer.ggml.tokens         array of string, one per token id.
 //   tokenizer.ggml.scores         array of float32, optional (SPM merge priority).
 //   tokenizer.ggml.token_type     array of int32, optional (TokenType values).
@@ -23,7 +24,9 @@
 //   tokenizer.ggml.fim_{pre,suf,mid,pad,rep,sep}_token_id: only whether present
 //                                 (token_rules.h); general.name, general.architecture.
 // Defaults when a key is absent: SPM bos=1, eos=2, unk=0 (when those ids
-// exist), add_bos=true, add_space_prefix=true; BPE ids none, add_bos=false,
+// exist), add_bos=true, add_space_prefix=true; BPE ids none, add_bos=false
+// except for the pre-tokenizers that imply it (PreTokenizerTraits: llama3 and
+// its aliases, tekken, chameleon; gemma4 adds BOS even when told not to),
 // add_space_prefix=false; WPM bos=101 ([CLS]), unk=100, sep=102 ([SEP]),
 // pad=0, BOS and SEP always added with add_special (llama.cpp's WPM);
 // add_eos=false.
@@ -67,14 +70,14 @@ enum class TokenType : int32_t {
 // Which tokenization algorithm the vocabulary is for.
 enum class VocabModel {
   spm,  // tokenizer.ggml.model = "llama"
-  bpe,  // tokenizer.ggml.model = "gpt2"
+  bpe,  // tokenizer.ggml.model = "gpt2" or "gemma4"
   wpm,  // tokenizer.ggml.model = "bert"
 };
 
 // Everything needed to build a Vocab; the GGUF loader fills it, tests build it
 // by hand. Empty `scores`/`types` mean all 0 / all normal.
 struct VocabData {
-  std::string model;  // "llama", "gpt2" or "bert"
+  std::string model;  // "llama", "gpt2", "gemma4" or "bert"
   std::string pre;    // "" = absent
   std::string name, arch;  // general.name, general.architecture ("" = absent)
   std::vector<std::string> tokens;

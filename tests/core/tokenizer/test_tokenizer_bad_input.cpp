@@ -34,7 +34,7 @@ std::string byte_symbol(unsigned b) {
 VocabData bpe_data() {
   VocabData d;
   d.model = "gpt2";
-  d.pre = "gpt2";
+  d.pre = "gpt-2";
   for (unsigned b = 0; b < 256; ++b) d.tokens.push_back(byte_symbol(b));
   for (const char* t : {"he", "ll", "hell", "\xC4\xA0w"}) d.tokens.push_back(t);
   d.merges = {"h e", "l l", "he ll", "\xC4\xA0 w"};
