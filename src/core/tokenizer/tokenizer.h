@@ -5,7 +5,9 @@
 //              score, with byte fallback <0xNN> (tokenizer_spm.cpp).
 //   "gpt2"  -> byte-level BPE (GPT-2 byte<->unicode mapping) over the pieces
 //              of a regex pre-tokenizer, merged by rank (tokenizer_bpe.cpp,
-//              pre_tokenizer.h).
+//              pre_tokenizer.h); some pre-tokenizers make it BPE over UTF-8
+//              characters instead. "gemma4" and "whitespace" are variants of
+//              it (tokenizer_bpe.h).
 //   "bert"  -> WordPiece over lower-cased, accent-stripped words
 //              (tokenizer_wpm.cpp).
 // Other models (t5/UGM, rwkv, ...) and unknown pre-tokenizers are refused by

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/tokenizer/pre_tokenizer.h"
+#include "core/tokenizer/unicode_class.h"
 #include "core/tokenizer/utf8.h"
 
 namespace les {
@@ -78,6 +79,9 @@ class BpeTokenizer final : public Tokenizer {
   }
 
   Status encode_piece(std::string_view piece, std::vector<int32_t>& out) const;
+  // tokenizer.ggml.model "whitespace": words between White_Space runs, lowercased
+  // if the vocabulary says so, each encoded on its own; the whitespace is dropped.
+  Status encode_words(std::string_view text, std::vector<int32_t>& out) const;
 
   PreTokenizer pre_;
   std::array<int32_t, 256> byte_ids_;
@@ -173,8 +177,32 @@ Status BpeTokenizer::encode_text(std::string_view text, bool /*after_special*/, 
     }
     text = escaped;
   }
+  if (vocab().model_name() == "whitespace") return encode_words(text, out);
   for (const std::string_view piece : pre_.split(text)) LES_RETURN_IF_ERROR(encode_piece(piece, out));
   return {};
+}
+
+Status BpeTokenizer::encode_words(std::string_view text, std::vector<int32_t>& out) const {
+  std::string word;
+  auto flush = [&]() -> Status {
+    if (!word.empty()) {
+      for (const std::string_view piece : pre_.split(word)) LES_RETURN_IF_ERROR(encode_piece(piece, out));
+      word.clear();
+    }
+    return {};
+  };
+  for (size_t i = 0; i < text.size();) {
+    const utf8::Decoded d = utf8::decode(text, i);
+    if (d.valid && is_unicode_white_space(d.cp)) {
+      LES_RETURN_IF_ERROR(flush());
+    } else if (d.valid && vocab().lowercase()) {
+      utf8::append(word, unicode_to_lower(d.cp));
+    } else {
+      word.append(text, i, d.len);
+    }
+    i += d.len;
+  }
+  return flush();
 }
 
 std::string BpeTokenizer::text_piece(int32_t id) const {

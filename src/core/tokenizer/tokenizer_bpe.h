@@ -1,5 +1,8 @@
 // BPE tokenizer for tokenizer.ggml.model = "gpt2" (and "gemma4", whose
-// pre-tokenizer is always "gemma4").
+// pre-tokenizer is always "gemma4"; and "whitespace", which first cuts the
+// text into the words between White_Space runs, drops the whitespace,
+// lowercases the words unless tokenizer.ggml.normalizer.lowercase is false
+// (the default for pre "whitespace"), and then encodes each word as below).
 //
 // Algorithm (GPT-2, Radford et al. 2019; Sennrich et al. 2016 for BPE): the
 // pre-tokenizer named by tokenizer.ggml.pre splits the text into pieces; each

@@ -55,7 +55,8 @@ Result<std::vector<std::string>> read_string_array(const gguf::GgufFile& f, cons
 Status unsupported_model(const std::string& model) {
   return unsupported_error(fmt::format(
       "tokenizer model '{}' is not supported (supported: 'llama' = SentencePiece, 'gpt2' = byte-level BPE, "
-      "'gemma4' = SentencePiece-style BPE, 'bert' = WordPiece)",
+      "'gemma4' = SentencePiece-style BPE, 'whitespace' = BPE of whitespace-separated words, "
+      "'bert' = WordPiece)",
       model));
 }
 
@@ -77,7 +78,7 @@ Result<Vocab> Vocab::from_gguf(const gguf::GgufFile& f) {
   VocabData d;
   LES_ASSIGN_OR_RETURN(d.model, f.get_string(kKeyModel));
   // Refuse unsupported models before reading the (possibly large) arrays.
-  if (d.model != "llama" && d.model != "gpt2" && d.model != "gemma4" && d.model != "bert") {
+  if (d.model != "llama" && d.model != "gpt2" && d.model != "gemma4" && d.model != "whitespace" && d.model != "bert") {
     return unsupported_model(d.model);
   }
   LES_ASSIGN_OR_RETURN(d.pre, f.get_string_or(kKeyPre, ""));
@@ -137,6 +138,8 @@ Result<Vocab> Vocab::build(VocabData d) {
     v.model_ = VocabModel::spm;
   } else if (d.model == "gpt2") {
     v.model_ = VocabModel::bpe;
+  } else if (d.model == "whitespace") {
+    v.model_ = VocabModel::bpe;  // BPE over the words between whitespace (tokenizer_bpe.h)
   } else if (d.model == "gemma4") {
     v.model_ = VocabModel::bpe;  // llama.cpp: BPE with the "gemma4" pre-tokenizer, whatever tokenizer.ggml.pre says
     d.pre = "gemma4";
@@ -195,7 +198,8 @@ Result<Vocab> Vocab::build(VocabData d) {
   v.add_eos_ = d.add_eos.value_or(false);
   v.add_sep_ = wpm;
   v.add_space_prefix_ = d.add_space_prefix.value_or(spm);
-  v.lowercase_ = d.lowercase.value_or(true);
+  // llama.cpp's normaliser lowercases by default, except for the "whitespace" pre-tokenizer.
+  v.lowercase_ = d.lowercase.value_or(!(v.model_ == VocabModel::bpe && v.pre_ == "whitespace"));
   v.strip_accents_ = d.strip_accents.value_or(v.lowercase_);
   if (v.add_bos_ && v.bos_ == kNoToken) return format_error("tokenizer asks to add BOS but has no bos token id");
   if (v.add_eos_ && v.eos_ == kNoToken) return format_error("tokenizer asks to add EOS but has no eos token id");

@@ -5,9 +5,11 @@
 // converter writes):
 //   tokenizer.ggml.model          string: "llama" (SentencePiece BPE, SPM),
 //                                 "gpt2" (BPE), "gemma4" (BPE whose pre-tokenizer
-//                                 is "gemma4" whatever tokenizer.ggml.pre says) or
-//                                 "bert" (WordPiece, WPM). Anything else ("t5",
-//                                 "rwkv", "whitespace", ...) is unsupported.
+//                                 is "gemma4" whatever tokenizer.ggml.pre says),
+//                                 "whitespace" (BPE of the words between
+//                                 whitespace, tokenizer_bpe.h) or "bert"
+//                                 (WordPiece, WPM). Anything else ("t5", "rwkv",
+//                                 ...) is unsupported.
 //   tokenizer.ggml.pre            string, optional: pre-tokenizer name (BPE,
 //                                 pre_tokenizer.h); absent = llama.cpp's "default"
 //                                 pre-tokenizer, with a warning (warnings()).
@@ -19,8 +21,10 @@
 //   tokenizer.ggml.{bos,eos,unknown,padding,seperator}_token_id   uint32, optional
 //                                 (sic: "seperator", as llama.cpp's converter writes it).
 //   tokenizer.ggml.{add_bos_token,add_eos_token,add_space_prefix}  bool, optional.
-//   tokenizer.ggml.normalizer.{lowercase,strip_accents}  bool, optional (WPM;
-//                                 default true, strip_accents defaulting to lowercase).
+//   tokenizer.ggml.normalizer.{lowercase,strip_accents}  bool, optional (WPM, and
+//                                 lowercase for the "whitespace" model; default true
+//                                 except with pre "whitespace", strip_accents
+//                                 defaulting to lowercase).
 //   tokenizer.ggml.fim_{pre,suf,mid,pad,rep,sep}_token_id: only whether present
 //                                 (token_rules.h); general.name, general.architecture.
 // Defaults when a key is absent: SPM bos=1, eos=2, unk=0 (when those ids
@@ -70,14 +74,14 @@ enum class TokenType : int32_t {
 // Which tokenization algorithm the vocabulary is for.
 enum class VocabModel {
   spm,  // tokenizer.ggml.model = "llama"
-  bpe,  // tokenizer.ggml.model = "gpt2" or "gemma4"
+  bpe,  // tokenizer.ggml.model = "gpt2", "gemma4" or "whitespace"
   wpm,  // tokenizer.ggml.model = "bert"
 };
 
 // Everything needed to build a Vocab; the GGUF loader fills it, tests build it
 // by hand. Empty `scores`/`types` mean all 0 / all normal.
 struct VocabData {
-  std::string model;  // "llama", "gpt2", "gemma4" or "bert"
+  std::string model;  // "llama", "gpt2", "gemma4", "whitespace" or "bert"
   std::string pre;    // "" = absent
   std::string name, arch;  // general.name, general.architecture ("" = absent)
   std::vector<std::string> tokens;
@@ -139,7 +143,7 @@ class Vocab {
   bool add_eos() const noexcept { return add_eos_; }
   bool add_sep() const noexcept { return add_sep_; }  // WPM: [SEP] after the text with add_special
   bool add_space_prefix() const noexcept { return add_space_prefix_; }
-  bool lowercase() const noexcept { return lowercase_; }          // WPM normaliser
+  bool lowercase() const noexcept { return lowercase_; }          // WPM normaliser, "whitespace" model
   bool strip_accents() const noexcept { return strip_accents_; }  // WPM normaliser
   // Tokens that end generation: eos (if any) first, then every end-of-turn
   // marker llama.cpp recognises (token_rules.h), ascending.

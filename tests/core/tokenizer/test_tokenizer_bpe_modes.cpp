@@ -2,7 +2,7 @@
 // small hand-built vocabularies: SentencePiece-style BPE (gemma4, sarvam-moe:
 // spaces as U+2581, UTF-8 characters as symbols, <0xNN> byte fallback, gemma4's
 // newline tokens and forced BOS), raw UTF-8 without escaping (whitespace), the
-// "gemma4" tokenizer model, and the names that imply add_bos. Expected ids are
+// "whitespace" and "gemma4" tokenizer models, and the names that imply add_bos. Expected ids are
 // worked out by hand from tokenizer_bpe.h.
 #include <catch2/catch.hpp>
 
@@ -95,6 +95,17 @@ TEST_CASE("sarvam-moe: SentencePiece-style BPE without gemma4's extras", "[token
 TEST_CASE("whitespace: raw UTF-8 pieces, spaces not escaped", "[tokenizer]") {
   const auto t = make(spm_style("whitespace"));
   CHECK(ids(*t, "ab  ab") == V{kAB, 0x20, 0x20, kAB});
+}
+
+TEST_CASE("The whitespace tokenizer model: words between whitespace, lowercased on request", "[tokenizer]") {
+  VocabData d = spm_style("whitespace");
+  d.model = "whitespace";
+  const auto t = make(d);
+  CHECK_FALSE(t->vocab().lowercase());  // pre "whitespace": not lowercased unless the file says so
+  // The whitespace is dropped; "AB" is no token and its letters neither: bytes.
+  CHECK(ids(*t, " ab \t\u3000ab\nAB ") == V{kAB, kAB, 0x41, 0x42});
+  d.lowercase = true;
+  CHECK(ids(*make(d), "ab AB") == V{kAB, kAB});
 }
 
 TEST_CASE("The gemma4 tokenizer model is BPE with the gemma4 pre-tokenizer", "[tokenizer]") {
