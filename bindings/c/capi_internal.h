@@ -120,13 +120,15 @@ inline int32_t raw_enum(const void* field) {
 }
 
 // A prompt the caller evaluates itself (les_generate_with_images): `check`
-// validates the copied params in place of les_generate's prompt checks;
+// validates the copied params and the prompt text (the `prompt` argument or
+// les_generate_params.prompt_text, resolved by generate_common; NULL data when
+// neither is given) in place of les_generate's prompt checks;
 // `prefill` (after the speculative setup and the cancel check) decodes the
 // prompt into the context and returns the positions it filled; generation
 // then continues from the context, and the stats count those positions and
 // that time as the prefill.
 struct CustomPrompt {
-  std::function<Status(const les_generate_params&)> check;
+  std::function<Status(const les_generate_params&, const char* text, size_t text_len)> check;
   std::function<Result<int32_t>(Context&)> prefill;
 };
 

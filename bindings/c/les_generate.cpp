@@ -72,6 +72,8 @@ les_generate_params les_generate_default_params(void) {
   p.mtp = false;
   p.abort_callback = nullptr;
   p.abort_user_data = nullptr;
+  p.prompt_text = nullptr;
+  p.prompt_text_len = 0;
   return p;
 }
 
@@ -101,11 +103,21 @@ les_status generate_common(les_context* ctx, const char* fn_name, const char* pr
         les::Status s = les::capi::copy_versioned_in(params, p, kGenerateParamsV1, "les_generate_params");
         if (!s.ok()) return err(s);
         if (params != nullptr && params->struct_size <= kGenerateParamsV1) p.parse_special = false;
+        // The prompt's text: `prompt`, or prompt_text's bytes (NUL bytes included).
+        const char* text = prompt;
+        size_t text_len = prompt != nullptr ? std::strlen(prompt) : 0;
+        if (p.prompt_text != nullptr) {
+          if ((prompt != nullptr && prompt[0] != '\0') || p.prompt_tokens != nullptr)
+            return err(les::invalid_argument_error(
+                fn + ": with les_generate_params.prompt_text set, prompt must be NULL or \"\" and prompt_tokens NULL"));
+          text = p.prompt_text;
+          text_len = p.prompt_text_len;
+        }
         if (custom != nullptr) {
-          s = custom->check(p);
+          s = custom->check(p, text, text_len);
           if (!s.ok()) return err(s.with_context(fn));
         } else {
-          if (p.prompt_tokens == nullptr && prompt == nullptr)
+          if (p.prompt_tokens == nullptr && text == nullptr)
             return err(les::invalid_argument_error("les_generate: prompt is NULL"));
           if (p.prompt_tokens != nullptr && ((prompt != nullptr && prompt[0] != '\0') || p.n_prompt_tokens < 0))
             return err(les::invalid_argument_error(
@@ -184,7 +196,8 @@ les_status generate_common(les_context* ctx, const char* fn_name, const char* pr
                       ? les::generate_from_ids(*ctx->ctx, *ctx->model->tokenizer, *sampler,
                                                std::vector<int32_t>(p.prompt_tokens, p.prompt_tokens + p.n_prompt_tokens),
                                                gp, on_token)
-                      : les::generate_tokens(*ctx->ctx, *ctx->model->tokenizer, *sampler, prompt, gp, on_token);
+                      : les::generate_tokens(*ctx->ctx, *ctx->model->tokenizer, *sampler,
+                                             std::string_view(text, text_len), gp, on_token);
         }
         if (gp.speculative != nullptr) ctx->spec.last = gp.speculative->stats();
         if (!stats.ok()) return err(stats.status());

@@ -17,8 +17,8 @@ les_status les_generate_with_images(les_context* ctx, const char* prompt, const 
   static constexpr const char* kFn = "les_generate_with_images";
   les::capi::MixedPrompt mixed;
   les::capi::CustomPrompt custom;
-  custom.check = [&](const les_generate_params& p) -> les::Status {
-    if (prompt == nullptr) return les::invalid_argument_error("prompt is NULL");
+  custom.check = [&](const les_generate_params& p, const char* text, size_t text_len) -> les::Status {
+    if (text == nullptr) return les::invalid_argument_error("prompt is NULL");
     if (p.prompt_tokens != nullptr)
       return les::invalid_argument_error("les_generate_params.prompt_tokens must be NULL (the prompt is text with "
                                          "media markers)");
@@ -44,7 +44,8 @@ les_status les_generate_with_images(les_context* ctx, const char* prompt, const 
     const les::vision::ImageMarkerTokens markers =
         n_images > 0 ? imgs[0]->markers : les::vision::ImageMarkerTokens{};
     LES_ASSIGN_OR_RETURN(const std::vector<les::vision::PromptChunk> chunks,
-                         les::vision::build_prompt(*ctx->model->tokenizer, markers, prompt, shapes, o));
+                         les::vision::build_prompt(*ctx->model->tokenizer, markers,
+                                                   std::string_view(text, text_len), shapes, o));
     LES_ASSIGN_OR_RETURN(mixed, les::capi::flatten_prompt(chunks, imgs));
     if (mixed.tokens.empty() && c.pending() < 0 && !c.has_logits())
       return les::invalid_argument_error("the prompt is empty and the context has nothing to continue from");

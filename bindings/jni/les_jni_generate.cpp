@@ -120,6 +120,10 @@ JNIEXPORT void JNICALL Java_org_les_Native_generate(JNIEnv* env, jclass, jlong h
     if (prompt_tokens != nullptr) {
       p.prompt_tokens = ids.data();
       p.n_prompt_tokens = static_cast<int32_t>(ids.size());
+    } else {
+      // The text with its length: a Java string may hold U+0000 (a NUL byte in UTF-8).
+      p.prompt_text = text->data();
+      p.prompt_text_len = text->size();
     }
 
     std::vector<std::string> stops;
@@ -150,9 +154,9 @@ JNIEXPORT void JNICALL Java_org_les_Native_generate(JNIEnv* env, jclass, jlong h
     Listener l{env, listener};
     const les_token_callback cb = listener != nullptr ? on_token : nullptr;
     les_status st = images != nullptr
-                        ? les_generate_with_images(ctx, text->c_str(), imgs.data(),
-                                                   static_cast<int32_t>(imgs.size()), &p, cb, &l)
-                        : les_generate(ctx, prompt_tokens != nullptr ? nullptr : text->c_str(), &p, cb, &l);
+                        ? les_generate_with_images(ctx, nullptr, imgs.data(), static_cast<int32_t>(imgs.size()), &p,
+                                                   cb, &l)
+                        : les_generate(ctx, nullptr, &p, cb, &l);
     if (env->ExceptionCheck()) return 0;  // the listener's exception propagates as is
     // TokenListener: returning false ends generate() normally (les_generate
     // reports it as LES_ERR_CANCELLED).

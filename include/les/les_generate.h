@@ -84,12 +84,19 @@ typedef struct les_generate_params {
                                   without it leave it without drafts (plain decoding, still exact).
                                   Only one drafter: with lookup_ngram > 0 or draft_model,
                                   LES_ERR_INVALID_ARGUMENT. Default false */
-  /* --- a caller whose struct_size ends above gets no abort callback. --- */
+  /* --- a caller whose struct_size ends above gets no abort callback, and its prompt is `prompt`
+   * or prompt_tokens (no prompt_text). --- */
   les_abort_callback abort_callback; /* NULL (default), or polled as les_abort_callback says: a stop
                                   request scoped to this call (unlike les_context_cancel(), which
                                   stays pending until a call consumes it), e.g. an interactive
                                   app's Ctrl-C flag, or a server's "the client went away" */
   void *abort_user_data;       /* passed to abort_callback */
+  const char *prompt_text;     /* NULL (default): the prompt is the `prompt` argument, NUL-terminated.
+                                  Else the prompt is these prompt_text_len bytes (borrowed), NUL bytes
+                                  included (tokenized like any other byte), and `prompt` must be NULL
+                                  or "" and prompt_tokens NULL: for text that may hold NUL bytes (a
+                                  file's, a wrapper's string), which a C string would cut short */
+  size_t prompt_text_len;
 } les_generate_params;
 
 LES_API les_generate_params les_generate_default_params(void);

@@ -137,7 +137,8 @@ LES_API void les_image_free(les_image *image);
  * thread rules as the context. */
 LES_API les_status les_context_append_image(les_context *ctx, const les_image *image);
 
-/* les_generate() with images: `prompt` holds one LES_MEDIA_MARKER
+/* les_generate() with images: `prompt` (or params->prompt_text's bytes, NUL
+ * bytes included, with `prompt` NULL) holds one LES_MEDIA_MARKER
  * ("<__media__>") per image, and images[i] goes where the i-th marker is
  * (markers are replaced by the image's marker tokens and embedding rows; the
  * text around them is tokenized as les_generate() does: control-token texts

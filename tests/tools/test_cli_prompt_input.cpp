@@ -1,7 +1,10 @@
-// Prompt files as a hostile user gives them (issue 36, defect 6): `les run -f
-// /dev/zero` was OOM-killed, and a FIFO that never ends was read until memory
-// ran out. A prompt file is now read up to 64 MiB (text_input.h), with a
-// message beyond.
+// Prompt files as a hostile user gives them (issue 36, defects 6 and 7):
+// `les run -f /dev/zero` was OOM-killed, a FIFO that never ends was read
+// until memory ran out, and `les run -f` cut a prompt at its first NUL byte
+// (`les tokenize -f` saw 9 tokens, `les run -f` evaluated 2). A prompt file is
+// now read up to 64 MiB (text_input.h) with a message beyond, and its bytes
+// reach the model with their length, NUL bytes included; chat messages, which
+// les.h takes as C strings, are refused when they hold a NUL byte.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -24,6 +27,15 @@ using les::test::sh_quote;
 constexpr const char* kModel = "trained/tiny-qwen3moe-Q4_K_M.gguf";
 
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+std::string write_temp(const std::string& name, const std::string& bytes) {
+  const std::string path = les::test::temp_dir() + "/" + name;
+  FILE* f = std::fopen(path.c_str(), "wb");
+  REQUIRE(f != nullptr);
+  REQUIRE(std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
+  std::fclose(f);
+  return path;
+}
 
 }  // namespace
 
@@ -69,4 +81,30 @@ TEST_CASE("les run / tokenize: /dev/zero, an endless FIFO and a huge sparse file
   writer.join();
   CHECK(r.exit_code == 1);
   CHECK(has(r.err, "holds more than the limit of 64.0 MiB"));
+}
+
+TEST_CASE("les run -f: a prompt with NUL bytes reaches the model whole", "[cli][nul]") {
+  LES_REQUIRE_FIXTURE(model, kModel);
+  const std::string m = sh_quote(model);
+  const std::string text = std::string("It is a truth") + '\0' + "universally acknowledged" + '\0' + "that";
+  const std::string file = write_temp("nul.txt", text);
+  const auto tok = run_les("tokenize " + m + " -f " + sh_quote(file) + " --ids");
+  REQUIRE(tok.exit_code == 0);
+  int n_ids = 0;
+  for (size_t i = 0; i < tok.out.size();) {
+    while (i < tok.out.size() && (tok.out[i] == ' ' || tok.out[i] == '\n')) ++i;
+    if (i == tok.out.size()) break;
+    ++n_ids;
+    while (i < tok.out.size() && tok.out[i] != ' ' && tok.out[i] != '\n') ++i;
+  }
+  INFO("les tokenize -f: " << tok.out);
+  REQUIRE(n_ids > 8);
+  const auto run = run_les("run -m " + m + " -n 1 --temp 0 -f " + sh_quote(file));
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(les::test::number_after(run.err, "prompt tokens ") == n_ids);
+  // The same text with --chat is one user message: refused, naming the NUL byte.
+  const auto chat = run_les("run -m " + m + " -n 1 --chat -f " + sh_quote(file));
+  CHECK(chat.exit_code == 2);
+  CHECK(has(chat.err, "NUL byte at byte 13"));
 }

@@ -275,6 +275,9 @@ TEST_CASE("les serve: bad requests get 4xx error objects and the server stays up
       {"{" + user + R"(, "seed": 1.5})", "seed"},
       {"{" + user + R"(, "stop": 7})", "stop"},
       {"{" + user + R"(, "stop": ["a", 1]})", "stop"},
+      // A NUL would cut a stop string or a chat message short (C strings in les.h): refused (issue 36).
+      {"{" + user + R"(, "stop": "a\u0000b"})", "stop"},
+      {R"({"messages": [{"role": "user", "content": "a\u0000b"}]})", "messages"},
       {"{" + user + R"(, "stream": "yes"})", "stream"},
       {"{" + user + R"(, "n": 3})", "n"},
       // Asking for what the server cannot do is refused, not ignored.

@@ -29,7 +29,18 @@ les_status render_chat_text(const les_model* model, const std::string& name, con
                             bool add_assistant_prefix, std::string* out, std::string* error) {
   std::vector<les_chat_message> msgs;
   msgs.reserve(turns.size());
-  for (const ChatTurn& t : turns) msgs.push_back({t.role.c_str(), t.content.c_str()});
+  // A message is a C string (les_chat.h): a NUL byte would silently end it there.
+  for (size_t i = 0; i < turns.size(); ++i) {
+    const ChatTurn& t = turns[i];
+    for (const std::string* s : {&t.role, &t.content})
+      if (const size_t at = s->find('\0'); at != std::string::npos) {
+        *error = "message " + std::to_string(i + 1) + " (" + (s == &t.role ? "role" : "role " + t.role) +
+                 ") holds a NUL byte at byte " + std::to_string(at) +
+                 ": a chat message cannot hold NUL bytes (remove them)";
+        return LES_ERR_INVALID_ARGUMENT;
+      }
+    msgs.push_back({t.role.c_str(), t.content.c_str()});
+  }
   size_t n = 0;
   char empty[1];  // enough for an empty text; otherwise n tells the size
   les_status st = les_chat_apply_template(model, name.c_str(), msgs.data(), msgs.size(), add_assistant_prefix,

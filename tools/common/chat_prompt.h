@@ -25,7 +25,8 @@ int resolve_chat_template(const char* tool, const les_model* model, const std::s
 // Renders `turns` (add_assistant_prefix: open the assistant's answer) into
 // *out without printing: LES_OK, or les_chat_apply_template's status
 // (LES_ERR_INVALID_ARGUMENT: an unknown name, a role the family cannot
-// express; LES_ERR_UNSUPPORTED: a model template of no known family) with its
+// express, a role or content holding a NUL byte, which a C string would cut
+// short; LES_ERR_UNSUPPORTED: a model template of no known family) with its
 // message in *error. Thread-safe (les_chat.h).
 les_status render_chat_text(const les_model* model, const std::string& name, const std::vector<ChatTurn>& turns,
                             bool add_assistant_prefix, std::string* out, std::string* error);

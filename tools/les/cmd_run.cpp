@@ -182,9 +182,12 @@ int run(RunOptions o) {
   apply_speculative_options(o.speculative, draft.p, gp);
   Output out;
   out.json = o.json;
+  // The prompt's bytes with their length: a prompt file may hold NUL bytes.
+  gp.prompt_text = o.prompt.data();
+  gp.prompt_text_len = o.prompt.size();
   const les_status st =
-      images.empty() ? les_generate(ctx.p, o.prompt.c_str(), &gp, print_piece, &out)
-                     : les_generate_with_images(ctx.p, o.prompt.c_str(), image_ptrs.data(),
+      images.empty() ? les_generate(ctx.p, nullptr, &gp, print_piece, &out)
+                     : les_generate_with_images(ctx.p, nullptr, image_ptrs.data(),
                                                 static_cast<int32_t>(image_ptrs.size()), &gp, print_piece, &out);
   if (!o.json) std::fputc('\n', stderr);  // ends the streamed text's line (--json streams nothing)
   // A full context ends generation like n_predict does, and so does an

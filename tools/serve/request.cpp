@@ -173,11 +173,18 @@ void prompt(const json& body, CompletionRequest& r) {
   r.prompt_is_ids = true;
 }
 
+// A stop string goes to les_generate as a C string: a NUL would cut it short.
+void refuse_nul_stop(const std::string& s) {
+  if (s.find('\0') != std::string::npos)
+    refuse("stop", "a stop string holds a NUL character (U+0000), which a stop string cannot hold");
+}
+
 std::vector<std::string> stops(const json& body) {
   const json* v = field(body, "stop");
   std::vector<std::string> out;
   if (v == nullptr) return out;
   if (v->is_string()) {
+    refuse_nul_stop(v->get<std::string>());
     if (!v->get<std::string>().empty()) out.push_back(v->get<std::string>());
     return out;
   }
@@ -186,6 +193,7 @@ std::vector<std::string> stops(const json& body) {
     refuse("stop", "stop holds " + std::to_string(v->size()) + " strings; at most " + std::to_string(kMaxStops));
   for (const json& s : *v) {
     if (!s.is_string()) refuse("stop", std::string("stop must be an array of strings, got an element ") + s.dump());
+    refuse_nul_stop(s.get<std::string>());
     if (!s.get<std::string>().empty()) out.push_back(s.get<std::string>());
   }
   return out;

@@ -35,6 +35,10 @@ extension Model {
   /// of no known family).
   public func chatPrompt(_ messages: [ChatMessage], template: String? = nil,
                          addAssistantPrefix: Bool = true) throws -> String {
+    // les_chat_message holds C strings: a NUL would cut a message short, so it is refused.
+    if let i = messages.firstIndex(where: { $0.role.utf8.contains(0) || $0.content.utf8.contains(0) }) {
+      throw LESError.invalid("messages[\(i)] holds U+0000, which a chat message cannot hold")
+    }
     let roles = messages.map { strdup($0.role) }
     let contents = messages.map { strdup($0.content) }
     defer { roles.forEach { free($0) }; contents.forEach { free($0) } }

@@ -441,7 +441,10 @@ public final class Context: @unchecked Sendable {
     p.draft_min = params.draftMin
     p.mtp = params.mtp
     p.draft_model = params.draftModel?.handle
-    // Stop strings as C strings that live for the call.
+    // Stop strings as C strings that live for the call (a NUL would cut one short: refused).
+    if let i = params.stop.firstIndex(where: { $0.utf8.contains(0) }) {
+      throw LESError.invalid("stop[\(i)] holds U+0000, which a stop string cannot hold")
+    }
     let cStops: [UnsafeMutablePointer<CChar>?] = params.stop.map { strdup($0) }
     defer { cStops.forEach { free($0) } }
     let stopPointers: [UnsafePointer<CChar>?] = cStops.map { UnsafePointer($0) }
@@ -461,17 +464,28 @@ public final class Context: @unchecked Sendable {
       p.n_stop = Int32(stops.count)
       // The draft model (if any) stays alive for the call; token prompts are borrowed for it.
       return withExtendedLifetime((params.draftModel, images)) { () -> les_status in
-        if !images.isEmpty {  // the images stay alive for the call (held by `images`)
-          let imagePointers: [OpaquePointer?] = images.map { $0.handle }
-          return imagePointers.withUnsafeBufferPointer { imgs in
-            les_generate_with_images(handle, prompt, imgs.baseAddress, Int32(imgs.count), &p, callback, userData)
+        if images.isEmpty, let ids = params.promptTokens {
+          return ids.withUnsafeBufferPointer { buf in
+            p.prompt_tokens = buf.baseAddress
+            p.n_prompt_tokens = Int32(buf.count)
+            return les_generate(handle, nil, &p, callback, userData)
           }
         }
-        guard let ids = params.promptTokens else { return les_generate(handle, prompt, &p, callback, userData) }
-        return ids.withUnsafeBufferPointer { buf in
-          p.prompt_tokens = buf.baseAddress
-          p.n_prompt_tokens = Int32(buf.count)
-          return les_generate(handle, nil, &p, callback, userData)
+        // The prompt's UTF-8 bytes with their length (prompt_text): U+0000 stays text, where a
+        // C string would end. A trailing 0 keeps the buffer non-empty; it is not counted.
+        let text: [UInt8] = Array(prompt.utf8) + [0]
+        return text.withUnsafeBufferPointer { bytes -> les_status in
+          bytes.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) { chars -> les_status in
+            p.prompt_text = chars
+            p.prompt_text_len = bytes.count - 1
+            if !images.isEmpty {  // the images stay alive for the call (held by `images`)
+              let imagePointers: [OpaquePointer?] = images.map { $0.handle }
+              return imagePointers.withUnsafeBufferPointer { imgs in
+                les_generate_with_images(handle, nil, imgs.baseAddress, Int32(imgs.count), &p, callback, userData)
+              }
+            }
+            return les_generate(handle, nil, &p, callback, userData)
+          }
         }
       }
     }
