@@ -26,6 +26,14 @@ les::Result<const les::sched::StreamingExpertSource*> streaming(const les_contex
 // Where a failing call on `ctx` records its message besides les_last_error().
 les::capi::HandleError* handle_error(const les_context* ctx) { return ctx != nullptr ? &ctx->last_error : nullptr; }
 
+// The les_io_backend of a backend's name ("io_uring", "pread", "dispatch_io",
+// or a test's "fault_injecting(<inner>)").
+les_io_backend io_backend_of(const std::string& name) {
+  if (name.find("io_uring") != std::string::npos) return LES_IO_IO_URING;
+  if (name.find("dispatch_io") != std::string::npos) return LES_IO_DISPATCH_IO;
+  return LES_IO_PREAD;
+}
+
 // les_stream_stats v1 ends before one_token_budget_bytes (appended in 0.2.1).
 constexpr size_t kStreamStatsV1 = offsetof(les_stream_stats, one_token_budget_bytes);
 constexpr size_t kStreamLayerStatsV1 = sizeof(les_stream_layer_stats);
@@ -71,6 +79,8 @@ les_status les_context_stream_stats(const les_context* ctx, les_stream_stats* ou
     r.io_idle_seconds = st.io_idle_s;
     r.wall_seconds = st.wall_s;
     r.one_token_budget_bytes = (*src)->one_token_budget_bytes();
+    r.io_backend = io_backend_of((*src)->backend_name());
+    r.direct_io = (*src)->direct_io() ? 1 : 0;
     les::Status s = les::capi::copy_versioned_out(r, out, kStreamStatsV1, "les_stream_stats");
     if (!s.ok()) return fail(s, &ctx->last_error);
     return LES_OK;

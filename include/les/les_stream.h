@@ -15,6 +15,7 @@
 #define LES_STREAM_H
 
 #include "les_common.h"
+#include "les_context.h" /* les_io_backend */
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,6 +62,11 @@ typedef struct les_stream_stats {
   uint64_t one_token_budget_bytes; /* budget one token's selected experts need: n_expert_used slots
                                       per layer with routed experts plus scheduler scratch; below it
                                       most of every token's experts are read again (les run warns) */
+  /* --- not written for a caller whose struct_size ends above --- */
+  les_io_backend io_backend;     /* the backend reading experts: LES_IO_IO_URING, LES_IO_PREAD or
+                                    LES_IO_DISPATCH_IO (what LES_IO_AUTO chose), never LES_IO_AUTO */
+  int32_t direct_io;             /* 1: expert reads bypass the page cache (the file's O_DIRECT
+                                    descriptor passed its probe read), 0: buffered reads */
 } les_stream_stats;
 
 /* Per-layer predictor and cache figures. */

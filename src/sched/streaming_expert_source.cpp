@@ -146,6 +146,7 @@ Result<std::unique_ptr<StreamingExpertSource>> StreamingExpertSource::create(con
   s->backend_ = std::move(backend);
   s->backend_name_ = s->backend_->name();
   LES_ASSIGN_OR_RETURN(s->file_, s->backend_->open_file(model.file().path()));
+  if (auto info = s->backend_->file_info(s->file_); info.ok()) s->direct_io_ = info->direct_io;
   model.release_expert_pages();  // expert bytes come through the reactor from now on
   const size_t cap = static_cast<size_t>(hp.n_layer_all) * static_cast<size_t>(hp.n_expert);
   s->parts_left_.assign(cap, 0);

@@ -185,6 +185,9 @@ class StreamingExpertSource final : public ExpertSource {
   int32_t n_slots() const;
   int32_t prefetch_c() const noexcept { return c_; }
   const std::string& backend_name() const noexcept { return backend_name_; }
+  // Whether expert reads bypass the page cache: the file's O_DIRECT descriptor
+  // passed its probe (io/file_table.h); false: buffered reads.
+  bool direct_io() const noexcept { return direct_io_; }
   const SlotLayout& layout() const noexcept { return layout_; }
   // The budget one token's selected experts need (bytes): scheduler scratch
   // plus n_expert_used slots for every trunk layer with routed experts. Below
@@ -259,6 +262,7 @@ class StreamingExpertSource final : public ExpertSource {
   SlotRegistration registration_;           // the slots as the backend's fixed buffers
   io::FileId file_ = 0;
   std::string backend_name_;
+  bool direct_io_ = false;  // direct_io()
 
   int32_t cur_layer_ = -1;
   std::vector<Want> cur_;

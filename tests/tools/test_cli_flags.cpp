@@ -32,6 +32,8 @@ TEST_CASE("les --version and les version print the library version", "[cli]") {
     const RunResult r = run_les(args);
     CHECK(r.exit_code == 0);
     CHECK_THAT(r.out, Catch::StartsWith("les 0.") && Catch::Contains("kernels: "));
+    // What this build reads experts with, and whether O_DIRECT is available (issue 36).
+    CHECK_THAT(r.out, Catch::Contains("expert reads: ") && Catch::Contains("pread") && Catch::Contains("O_DIRECT"));
   }
 }
 

@@ -177,6 +177,9 @@ TEST_CASE("les run --budget-mb: every fixture model prints the resident run's gr
       CHECK(streamed.err.find("no routed experts") != std::string::npos);
     } else {
       CHECK(streamed.err.find("hit rate") != std::string::npos);
+      // The backend in effect and whether O_DIRECT is (issue 36): --io auto says which it chose.
+      CHECK_THAT(streamed.err, Catch::Contains("(--io auto: io_uring reads, O_DIRECT ") ||
+                                   Catch::Contains("(--io auto: pread reads, O_DIRECT "));
     }
   }
 }

@@ -5,6 +5,16 @@
 
 namespace les::tool {
 
+const char* io_backend_name(les_io_backend b) {
+  switch (b) {
+    case LES_IO_IO_URING: return "io_uring";
+    case LES_IO_PREAD: return "pread";
+    case LES_IO_DISPATCH_IO: return "dispatch_io";
+    case LES_IO_AUTO: break;
+  }
+  return "unknown";
+}
+
 int print_stream_stats(const char* tool, const les_model* model, const les_context* ctx, const std::string& io) {
   les_stream_stats s{};
   s.struct_size = sizeof s;
@@ -22,12 +32,15 @@ int print_stream_stats(const char* tool, const les_model* model, const les_conte
   };
   const std::string recall = fmt3(s.mean_recall);
   std::fprintf(stderr,
-               "les %s: experts streamed (--io %s), budget %.2f MiB = %d slots, prefetch c = %d\n"
+               "les %s: experts streamed (--io %s: %s reads, O_DIRECT %s), budget %.2f MiB = %d slots, "
+               "prefetch c = %d\n"
                "les %s: bytes read %.2f MiB (%.1f KiB/token), reads %llu, experts demand-read %llu, prefetched %llu\n"
                "les %s: cache hits %llu, in-flight hits %llu, misses %llu (hit rate %.3f), prefetched never used "
                "%.2f MiB, read errors %llu, mean recall %s\n"
                "les %s: time in forward passes %.1f ms, compute waited on I/O %.1f ms (%.1f%%), I/O idle %.1f ms\n",
-               tool, io.c_str(), static_cast<double>(s.budget_bytes) / mib, s.n_slots, s.prefetch_candidates, tool,
+               tool, io.c_str(), io_backend_name(s.io_backend),
+               s.direct_io ? "on" : "off (the file system refused it: reads go through the page cache)",
+               static_cast<double>(s.budget_bytes) / mib, s.n_slots, s.prefetch_candidates, tool,
                static_cast<double>(s.bytes_read) / mib, static_cast<double>(s.bytes_read) * per_tok / 1024.0,
                static_cast<unsigned long long>(s.reads_issued), static_cast<unsigned long long>(s.demand_experts),
                static_cast<unsigned long long>(s.prefetch_experts), tool,
@@ -53,6 +66,8 @@ nlohmann::json stream_stats_json(const les_model* model, const les_context* ctx)
   s.struct_size = sizeof s;
   if (les_context_stream_stats(ctx, &s) != LES_OK) return nullptr;
   nlohmann::json j = {{"budget_bytes", s.budget_bytes},
+                      {"io_backend", io_backend_name(s.io_backend)},
+                      {"direct_io", s.direct_io != 0},
                       {"n_slots", s.n_slots},
                       {"prefetch_candidates", s.prefetch_candidates},
                       {"tokens", s.tokens},

@@ -12,8 +12,12 @@
 
 namespace les::tool {
 
-// Prints les_context_stream_stats and the per-layer figures; 0, or 1 when the
-// statistics cannot be read.
+// "io_uring", "pread", "dispatch_io" ("unknown" otherwise).
+const char* io_backend_name(les_io_backend b);
+
+// Prints les_context_stream_stats (with the read backend in effect and
+// whether O_DIRECT is) and the per-layer figures; 0, or 1 when the statistics
+// cannot be read.
 int print_stream_stats(const char* tool, const les_model* model, const les_context* ctx, const std::string& io);
 
 // The streaming totals and per-layer figures as a JSON object (null when the

@@ -9,28 +9,44 @@
 #include <cstring>
 #include <string>
 
+#include <fcntl.h>
+
 #include "commands.h"
 #include "common/cli_values.h"
+#include "io/io_factory.h"
 #include "kernels/cpu_features.h"
 #include "kernels/kernels.h"
 #include "serve_launcher.h"
 
 namespace {
 
+// What this build reads streamed experts with, and whether this system lets
+// it: io_uring is tried (a kernel or seccomp policy may refuse it; --io auto
+// then reads with pread).
+std::string expert_reads() {
+#if defined(LES_HAVE_LIBURING)
+  auto uring = les::io::create_io_backend(les::io::IoBackendKind::io_uring, les::io::IoOptions{});
+  std::string s = uring.ok() ? "io_uring (usable here) and pread"
+                             : "io_uring (built; refused here: " + uring.status().message() + ", so pread) and pread";
+#else
+  std::string s = "pread (built without io_uring)";
+#endif
+#if defined(LES_HAVE_DISPATCH_IO)
+  s += " and dispatch_io";
+#endif
+#if defined(O_DIRECT)
+  s += "; O_DIRECT where the model's file system allows it (les run --stats says whether a run has it)";
+#else
+  s += "; no O_DIRECT on this system (reads go through the page cache)";
+#endif
+  return s;
+}
+
 int print_version() {
   const les::kernels::KernelTier tier = les::kernels::best_kernel_tier();
-#if defined(LES_HAVE_LIBURING) && defined(LES_HAVE_DISPATCH_IO)
-  const char* uring = "io_uring, pread and dispatch";
-#elif defined(LES_HAVE_LIBURING)
-  const char* uring = "io_uring and pread";
-#elif defined(LES_HAVE_DISPATCH_IO)
-  const char* uring = "pread and dispatch";
-#else
-  const char* uring = "pread";
-#endif
-  std::printf("les %s (C API %d.%d.%d)\nkernels: %s (CPU: %s); expert reads: %s\n", les_version(), LES_VERSION_MAJOR,
+  std::printf("les %s (C API %d.%d.%d)\nkernels: %s (CPU: %s)\nexpert reads: %s\n", les_version(), LES_VERSION_MAJOR,
               LES_VERSION_MINOR, LES_VERSION_PATCH, les::kernels::kernel_tier_name(tier),
-              les::kernels::cpu_features_string(les::kernels::detect_cpu_features()).c_str(), uring);
+              les::kernels::cpu_features_string(les::kernels::detect_cpu_features()).c_str(), expert_reads().c_str());
   return 0;
 }
 
