@@ -16,6 +16,7 @@
 #include "io/io_factory.h"
 #include "kernels/cpu_features.h"
 #include "kernels/kernels.h"
+#include "common/sigbus_report.h"
 #include "serve_launcher.h"
 
 namespace {
@@ -61,6 +62,8 @@ std::string failure_message(const std::string& cmd, const CLI::Error& e) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A model file truncated or replaced under a run is named, not a silent SIGBUS (sigbus_report.h).
+  les::tool::install_sigbus_report(argc >= 2 && argv[1][0] != '-' ? argv[1] : "");
   CLI::App app{"les: run Mixture-of-Experts GGUF models with expert streaming"};
   app.require_subcommand(1);
   les::tool::ToolState state;

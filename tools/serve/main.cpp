@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/cli_values.h"
+#include "common/sigbus_report.h"
 #include "serve/cmd_serve.h"
 
 int main(int argc, char** argv) {
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   // 1 MiB or more in its own mapping, returned on free (8 requests: ~89 MiB).
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
 #endif
+  les::tool::install_sigbus_report("serve");  // a model file changed under the server is named
   CLI::App app{"les serve: an OpenAI-compatible HTTP server", "les"};
   app.require_subcommand(1);
   les::tool::ToolState state;
