@@ -230,6 +230,7 @@ int serve(ServeOptions o) {
   ServeEngine engine(model.p, ctx.p, {o.sampling, o.speculative, draft.p, o.chat_template, vision.get()}, o.max_queue);
   const int32_t n_ctx = les_context_n_ctx(ctx.p);
   state.max_body_bytes = request_body_limit(n_ctx);
+  state.json_limits = request_json_limits(n_ctx);
   if (vision) {
     state.image_limits.max_images = static_cast<size_t>(o.max_images);
     state.image_limits.max_image_bytes = static_cast<size_t>(o.max_image_mb * 1024 * 1024);

@@ -1,6 +1,7 @@
 // See completion.h.
 #include "serve/completion.h"
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -8,6 +9,7 @@
 #include "serve/body.h"
 #include "serve/connection.h"
 #include "serve/http.h"
+#include "serve/json_limits.h"
 #include "serve/reply.h"
 
 namespace les::tool {
@@ -16,6 +18,10 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kShuttingDown = "the server is shutting down";
+
+// A body at least this large has its parse's freed memory returned to the
+// system (return_freed_memory: a pass over the heap, not worth it for small ones).
+constexpr size_t kLargeBody = 256 * 1024;
 
 // Writes `text` unless the client has gone; false when it has.
 bool sink_write(httplib::DataSink& sink, const std::string& text) {
@@ -101,9 +107,19 @@ void handle_completion(ServeState& state, Endpoint endpoint, const httplib::Requ
     res.set_header("Retry-After", "1");
     return send_error(req, res, 503, "the model is loading", "unavailable_error");
   }
+  // The body's shape is checked before it is parsed, and parses take turns
+  // (json_limits.h): nesting or values beyond the limits cost no nodes.
+  if (const std::string shape = check_json_shape(body, state.json_limits); !shape.empty())
+    return send_error(req, res, 400, shape, "invalid_request_error");
   RequestError error;
-  std::optional<CompletionRequest> request = parse_completion_request(body, endpoint, &error, state.image_limits);
+  std::optional<CompletionRequest> request;
+  {
+    ParseGate::Ticket turn(state.parse_gate);
+    request = parse_completion_request(body, endpoint, &error, state.image_limits);
+  }
+  const bool large = body.size() >= kLargeBody;
   body = std::string();  // the parsed request holds what is needed
+  if (large) return_freed_memory();  // the parse's nodes, freed, go back to the system
   if (!request) return send_error(req, res, 400, error.message, "invalid_request_error", error.param);
   auto job = std::make_shared<GenerationJob>();
   std::string code;

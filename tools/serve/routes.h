@@ -30,6 +30,7 @@
 #include <string>
 
 #include "serve/engine.h"
+#include "serve/json_limits.h"
 
 namespace les::tool {
 
@@ -39,6 +40,8 @@ struct ServeState {
   int64_t created = 0;        // Unix seconds, for /v1/models
   size_t max_body_bytes = 0;  // larger request bodies get 413 (body.h)
   ImageLimits image_limits;   // --max-images, --max-image-mb (request.h)
+  JsonShapeLimits json_limits;  // nesting and values a body may hold (json_limits.h)
+  ParseGate parse_gate{kConcurrentParses};  // bodies parsed at once
   std::atomic<ServeEngine*> engine{nullptr};  // set once the model is loaded
 };
 
