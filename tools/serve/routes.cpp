@@ -48,9 +48,16 @@ bool bearer_matches(const std::string& header, const std::string& key) {
   if (header[start] != ' ') return false;
   while (start < header.size() && header[start] == ' ') ++start;
   const std::string_view given(header.data() + start, header.size() - start);
-  if (given.size() != key.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < key.size(); ++i) diff |= static_cast<unsigned char>(given[i] ^ key[i]);
+  // Every byte of the key is compared whatever was sent (a shorter one is
+  // read as padded with zeros), and a length mismatch only sets a bit: the
+  // time depends on the key's length alone, so it reveals neither where the
+  // first difference is nor how long the key is (issue 36: it returned early
+  // on a length mismatch).
+  unsigned char diff = given.size() != key.size() ? 1 : 0;
+  for (size_t i = 0; i < key.size(); ++i) {
+    const unsigned char g = i < given.size() ? static_cast<unsigned char>(given[i]) : 0;
+    diff |= static_cast<unsigned char>(g ^ static_cast<unsigned char>(key[i]));
+  }
   return diff == 0;
 }
 

@@ -59,8 +59,9 @@ bool authorized(const ServeState& state, const httplib::Request& req);
 void refuse_unauthorized(const httplib::Request& req, httplib::Response& res);
 
 // Whether an Authorization header value carries `key`: the scheme "Bearer"
-// in any case (RFC 7235), one or more spaces, then the key, compared in time
-// independent of where the first difference is.
+// in any case (RFC 7235), one or more spaces, then the key, compared in a
+// time that depends on the key's length only: not on where the first
+// difference is, nor on the length of what was sent.
 bool bearer_matches(const std::string& header, const std::string& key);
 
 }  // namespace les::tool
