@@ -116,7 +116,8 @@ TEST_CASE("i-quant SIMD dot products give the same bits from SIMD-misaligned buf
       scalar.of(t).vec_dot(n, &s_ref, w.data(), x.data());
       // Offsets 2 (the blocks' natural alignment), 6, 34 for weights; 4, 12, 36 for Q8_K rows.
       for (size_t off : {2, 6, 34}) {
-        std::vector<uint8_t> wbuf(w.size() + 64), xbuf(x.size() + 64);
+        // Room for the largest offset: off for the weights, 2 * off for the activations.
+        std::vector<uint8_t> wbuf(w.size() + 64), xbuf(x.size() + 2 * 64);
         std::memcpy(wbuf.data() + off, w.data(), w.size());
         std::memcpy(xbuf.data() + 2 * off, x.data(), x.size());
         float s = 0;
