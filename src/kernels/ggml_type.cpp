@@ -50,6 +50,9 @@ constexpr std::array<Entry, kGgmlTypeCount> make_table() {
   set(GgmlType::TQ1_0, "TQ1_0", 256, 54, true);
   set(GgmlType::TQ2_0, "TQ2_0", 256, 66, true);
   set(GgmlType::MXFP4, "MXFP4", 32, 17, true);
+  set(GgmlType::NVFP4, "NVFP4", 64, 36, true);
+  set(GgmlType::Q1_0, "Q1_0", 128, 18, true);
+  set(GgmlType::Q2_0, "Q2_0", 64, 18, true);
   return t;
 }
 

@@ -4,6 +4,9 @@
 // Source: the GGUF specification (ggml docs/gguf.md, "GGMLType") and the block
 // layouts in ggml's ggml-common.h. Values are part of the file format: never
 // renumber. Ids 4, 5 and 31-33, 36-38 were removed from ggml and are unknown.
+// Ids up to 42 match ggml 81ff7abe's ggml.h (GGML_TYPE_COUNT 43); a type being
+// known here only means its blocks can be sized, not that a kernel exists
+// (weight_matmul.h: matmul_type_supported).
 //
 // Thread-safety: immutable tables; all functions are thread-safe.
 #pragma once
@@ -47,10 +50,13 @@ enum class GgmlType : uint32_t {
   TQ1_0 = 34,
   TQ2_0 = 35,
   MXFP4 = 39,
+  NVFP4 = 40,  // 64 E2M1 values with four UE4M3 sub-block scales (ggml-common.h block_nvfp4)
+  Q1_0 = 41,   // 128 one-bit values and an F16 scale (block_q1_0)
+  Q2_0 = 42,   // 64 two-bit values and an F16 scale (block_q2_0)
 };
 
 // One past the largest id; sizes per-type lookup tables.
-inline constexpr uint32_t kGgmlTypeCount = 40;
+inline constexpr uint32_t kGgmlTypeCount = 43;
 
 // Elements per super-block of the K-quants (QK_K in ggml).
 inline constexpr int64_t kQK_K = 256;
