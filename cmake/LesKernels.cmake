@@ -47,6 +47,10 @@ file(GLOB LES_KERNEL_ORDERED_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/k
      ${CMAKE_SOURCE_DIR}/src/kernels/ref_quantize_mxfp4.cpp
      ${CMAKE_SOURCE_DIR}/src/kernels/x86/*codebook4*.cpp ${CMAKE_SOURCE_DIR}/src/kernels/arm/*codebook4*.cpp)
 set_property(SOURCE ${LES_KERNEL_ORDERED_SOURCES} APPEND PROPERTY COMPILE_OPTIONS "-ffp-contract=off")
+# RoPE and the GeGLU table spell out with std::fma exactly the contractions of
+# ggml's x86 build (kernels/rope.cpp, geglu.cpp); nothing else may be fused.
+set_property(SOURCE ${CMAKE_SOURCE_DIR}/src/kernels/rope.cpp ${CMAKE_SOURCE_DIR}/src/kernels/geglu.cpp
+             APPEND PROPERTY COMPILE_OPTIONS "-ffp-contract=off")
 # The vision ops' SIMD LayerNorm (kernels/layer_norm_chunks.h) repeats the
 # reference's element-wise operations one rounding each, as the reference (built
 # without FMA flags) does.

@@ -19,27 +19,6 @@ void rms_norm(const float* x, const float* w, int64_t n, float eps, float* out) 
   }
 }
 
-void rope(float* x, int n_heads, int head_dim, int n_rot, int64_t pos, float freq_base, RopeType type) {
-  const float theta_scale = std::pow(freq_base, -2.0f / static_cast<float>(n_rot));
-  const int half = n_rot / 2;
-  float theta = static_cast<float>(pos);
-  for (int i = 0; i < half; ++i) {
-    const float c = std::cos(theta), s = std::sin(theta);
-    theta *= theta_scale;
-    const int a = type == RopeType::neox ? i : 2 * i;
-    const int b = type == RopeType::neox ? i + half : 2 * i + 1;
-    for (int h = 0; h < n_heads; ++h) {
-      float* xh = x + static_cast<int64_t>(h) * head_dim;
-      const float x0 = xh[a], x1 = xh[b];
-      // The fused multiply-adds GCC contracts ggml's rotation into (x86 build
-      // with FMA): rounding each product separately flips Q8_0 activation codes
-      // of later matmuls on Q8_0 models (qwen3moe-Q8_0 prompt 4 was 0.076 off).
-      xh[a] = std::fma(x0, c, -(x1 * s));
-      xh[b] = std::fma(x0, s, x1 * c);
-    }
-  }
-}
-
 float expf_ggml(float x) {
   // exp(x) = 2^n * e^b with n = round(x / ln 2) and |b| <= ln(2) / 2; n is
   // rounded by adding and removing 1.5 * 2^23; ln 2 is split in a high and a low
@@ -123,34 +102,6 @@ float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 float softplus(float x) { return x > 20.0f ? x : std::log(1.0f + std::exp(x)); }
 
-void rope_imrope(float* x, int n_heads, int head_dim, int n_rot, const int64_t pos[4], const int sections[4],
-                 float freq_base) {
-  const float theta_scale = std::pow(freq_base, -2.0f / static_cast<float>(n_rot));
-  const int half = n_rot / 2;
-  const int sect_dims = sections[0] + sections[1] + sections[2] + sections[3];
-  float theta[4];
-  for (int c = 0; c < 4; ++c) theta[c] = static_cast<float>(pos[c]);
-  for (int i = 0; i < half; ++i) {
-    const int m = i % sect_dims;
-    int c = 3;
-    if (m % 3 == 1 && m < 3 * sections[1]) {
-      c = 1;
-    } else if (m % 3 == 2 && m < 3 * sections[2]) {
-      c = 2;
-    } else if (m % 3 == 0 && m < 3 * sections[0]) {
-      c = 0;
-    }
-    const float cs = std::cos(theta[c]), sn = std::sin(theta[c]);
-    for (float& t : theta) t *= theta_scale;
-    for (int h = 0; h < n_heads; ++h) {
-      float* xh = x + static_cast<int64_t>(h) * head_dim;
-      const float x0 = xh[i], x1 = xh[i + half];
-      xh[i] = std::fma(x0, cs, -(x1 * sn));
-      xh[i + half] = std::fma(x0, sn, x1 * cs);
-    }
-  }
-}
-
 void swiglu(const float* gate, const float* up, int64_t n, float* out) {
   const auto exp16 = kernels::default_kernel_table().ops.exp16;
   int64_t i = 0;
@@ -168,7 +119,7 @@ void swiglu(const float* gate, const float* up, int64_t n, float* out) {
 
 void attention_head_f16(const float* qh, const uint8_t* k, int64_t kv_stride_k, const uint8_t* v,
                         int64_t kv_stride_v, int64_t n_kv, int head_dim, int head_dim_v, float scale, float* out,
-                        float* scratch, F16DotOrder order, const kernels::OpKernels* kernels) {
+                        float* scratch, F16DotOrder order, const kernels::OpKernels* kernels, int64_t kv_first) {
   const kernels::OpKernels& kk = kernels ? *kernels : kernels::default_kernel_table().ops;
   const bool vec_dot = order == F16DotOrder::vec_dot;
   // scratch: n_kv scores, then q rounded to F16 (ggml converts q to F16, the
@@ -179,6 +130,7 @@ void attention_head_f16(const float* qh, const uint8_t* k, int64_t kv_stride_k, 
   kk.round_f16(qr, head_dim);
   kk.attn_f16_kq(qr, k, kv_stride_k, n_kv, head_dim, vec_dot, scratch);
   for (int64_t j = 0; j < n_kv; ++j) scratch[j] *= scale;
+  for (int64_t j = 0; j < kv_first && j < n_kv; ++j) scratch[j] = -INFINITY;
   softmax(scratch, n_kv, /*padded=*/true);
   // kq rounded to F16 for mul_mat(V, kq)
   kk.round_f16(scratch, n_kv);
@@ -198,7 +150,8 @@ int64_t attention_queries_f16_scratch(int64_t n_kv_max, int nq, int head_dim, in
 
 void attention_queries_f16(const float* const* q, const int64_t* n_kv, int nq, const uint8_t* k, int64_t kv_stride_k,
                            const uint8_t* v, int64_t kv_stride_v, int head_dim, int head_dim_v, float scale,
-                           float* const* out, float* scratch, const kernels::OpKernels* kernels) {
+                           float* const* out, float* scratch, const kernels::OpKernels* kernels,
+                           const int64_t* kv_first) {
   if (nq <= 0) return;
   const kernels::OpKernels& kk = kernels ? *kernels : kernels::default_kernel_table().ops;
   int64_t n_max = 0;
@@ -226,6 +179,7 @@ void attention_queries_f16(const float* const* q, const int64_t* n_kv, int nq, c
   for (int i = 0; i < nq; ++i) {
     float* si = sc + i * s_stride;
     for (int64_t j = 0; j < n_kv[i]; ++j) si[j] *= scale;
+    for (int64_t j = 0; kv_first != nullptr && j < kv_first[i] && j < n_kv[i]; ++j) si[j] = -INFINITY;
     softmax(si, n_kv[i], /*padded=*/true);
     kk.round_f16(si, n_kv[i]);
   }
@@ -260,7 +214,7 @@ int64_t attention_head_q8_0_scratch(int64_t n_kv, int head_dim, int head_dim_v) 
 void attention_head_q8_0(const float* qh, const uint8_t* k, int64_t kv_stride_k, const uint8_t* v,
                          int64_t kv_stride_v, int64_t n_kv, int head_dim, int head_dim_v, float scale, float* out,
                          float* scratch, AttnVecDotFn dot_q8_0_q8_0, AttnQuantizeFn quantize_q8_0,
-                         AttnDequantizeFn dequantize_q8_0) {
+                         AttnDequantizeFn dequantize_q8_0, int64_t kv_first) {
   float* scores = scratch;
   auto* q8 = reinterpret_cast<uint8_t*>(scratch + n_kv);
   float* vrow = scratch + n_kv + (static_cast<int64_t>(head_dim / 32) * 34 + 3) / 4;
@@ -268,7 +222,7 @@ void attention_head_q8_0(const float* qh, const uint8_t* k, int64_t kv_stride_k,
   for (int64_t j = 0; j < n_kv; ++j) {
     float s = 0;
     dot_q8_0_q8_0(head_dim, &s, k + j * kv_stride_k, q8);
-    scores[j] = s * scale;
+    scores[j] = j < kv_first ? -INFINITY : s * scale;
   }
   softmax(scores, n_kv);
   for (int d = 0; d < head_dim_v; ++d) out[d] = 0;

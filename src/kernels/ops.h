@@ -4,10 +4,7 @@
 // versions), written to follow ggml's CPU semantics so that results match
 // llama.cpp up to summation order:
 //  * RMSNorm: y = x / sqrt(mean(x^2) + eps) * w, mean accumulated in double.
-//  * RoPE: theta_i = pos * base^(-2i/n_rot) for pair i < n_rot/2, computed as
-//    ggml does (theta *= base^(-2/n_rot) per pair, in float). NORM rotates adjacent
-//    pairs (2i, 2i+1) (llama); NEOX rotates (i, i + n_rot/2) (qwen2/qwen3). Dims
-//    >= n_rot are left unchanged.
+//  * RoPE and its frequency scaling: kernels/rope.h.
 //  * Attention, F16 cache (no flash attention): scores = scale * (f16(q)·K),
 //    causal, softmax in F32, probabilities rounded to F16, then summed against V,
 //    exactly the precision steps of ggml's mul_mat(K, q) / soft_max_ext /
@@ -30,6 +27,7 @@
 #include <cstdint>
 
 #include "kernels/fp16.h"
+#include "kernels/rope.h"  // RoPE (rope, rope_imrope, RopeScaling) lives there
 
 namespace les::kernels {
 struct OpKernels;
@@ -39,15 +37,6 @@ namespace les::ops {
 
 // out[i] = x[i] / sqrt(mean(x^2) + eps) * (w ? w[i] : 1), i < n. out may alias x.
 void rms_norm(const float* x, const float* w, int64_t n, float eps, float* out);
-
-enum class RopeType { norm = 0, neox = 2 };
-
-// Rotates, in place, `n_heads` heads of `head_dim` floats stored back to back
-// (x[h * head_dim + d]) for position `pos`. Only the first n_rot dims of each head
-// rotate. Angles as ggml's rope cache: theta = pos, then theta *= base^(-2/n_rot)
-// per pair; each pair (x0, x1) becomes (fma(x0, cos, -(x1 sin)), fma(x0, sin,
-// x1 cos)), the fused form of ggml's x86 build. Precondition: n_rot even, n_rot <= head_dim.
-void rope(float* x, int n_heads, int head_dim, int n_rot, int64_t pos, float freq_base, RopeType type);
 
 // exp(x) computed as ggml's AVX-512 ggml_v_expf does (range reduction to
 // 2^n * e^b, degree-5 polynomial with fused multiply-adds; at most ~1.5 ulp from
@@ -78,19 +67,6 @@ float sigmoid(float x);
 // log(1 + exp(x)), or x itself above 20 (ggml's softplus op), in F32 with the C library.
 float softplus(float x);
 
-// Interleaved multi-section RoPE (ggml's GGML_ROPE_TYPE_IMROPE, used by
-// qwen3-vl and qwen35/qwen35moe), NEOX pairing (i, i + n_rot/2), in place on
-// n_heads heads of head_dim floats. Pair i < n_rot/2 lies in sector
-// m = i % (s0 + s1 + s2 + s3) of sections = {s0, s1, s2, s3} and rotates by
-// theta_c * base^(-2i/n_rot) (the running product of rope()), where the
-// position component c is 1 (h) if m % 3 == 1 and m < 3 s1, 2 (w) if
-// m % 3 == 2 and m < 3 s2, 0 (t) if m % 3 == 0 and m < 3 s0, else 3 (e);
-// theta_c = pos[c]. Text positions are {p, p, p, 0}, which equals rope(neox)
-// at p unless a sector falls through to the 4th component. The rotation is
-// rope()'s fused form. Preconditions: n_rot even, <= head_dim; s0+s1+s2+s3 > 0.
-void rope_imrope(float* x, int n_heads, int head_dim, int n_rot, const int64_t pos[4], const int sections[4],
-                 float freq_base);
-
 // out[i] = silu(gate[i]) * up[i], i < n (one row: ggml_vec_swiglu_f32 on
 // x86 AVX-512, 16-element chunks through expf_ggml, the tail through silu()).
 // out may alias gate or up.
@@ -111,7 +87,10 @@ int64_t attention_head_f16_scratch(int64_t n_kv, int head_dim, int head_dim_v);
 //   out: head_dim_v floats.
 //   scratch: attention_head_f16_scratch(n_kv, head_dim, head_dim_v) floats.
 //   order: gemm when the query belongs to a batch of >= 2 tokens, else vec_dot.
-// Positions 0..n_kv-1 are all visible (the caller passes n_kv = pos + 1 for causality).
+// Positions kv_first..n_kv-1 are visible (the caller passes n_kv = pos + 1 for
+// causality, kv_first > 0 for a sliding window); the scores of earlier
+// positions are computed and masked to -inf before the softmax, as ggml's
+// masked soft_max does, so the sums run in the same lanes as a full window.
 // Each score: 16-lane dot (order) of f16(q) and K_j, times scale; softmax
 // (padded); each output d: 16-lane dot (order) over j of f16(p_j) and V_j[d].
 // The dots run on `kernels` (null: the best tier's, default_kernel_table();
@@ -119,7 +98,8 @@ int64_t attention_head_f16_scratch(int64_t n_kv, int head_dim, int head_dim_v);
 // Rows may sit at any byte address. Thread-safety: pure; distinct scratch per thread.
 void attention_head_f16(const float* qh, const uint8_t* k, int64_t kv_stride_k, const uint8_t* v,
                         int64_t kv_stride_v, int64_t n_kv, int head_dim, int head_dim_v, float scale, float* out,
-                        float* scratch, F16DotOrder order, const kernels::OpKernels* kernels = nullptr);
+                        float* scratch, F16DotOrder order, const kernels::OpKernels* kernels = nullptr,
+                        int64_t kv_first = 0);
 
 // Scratch floats attention_queries_f16 needs for nq <= kernels::kAttnMultiMax
 // queries of at most n_kv_max positions.
@@ -134,12 +114,14 @@ int64_t attention_queries_f16_scratch(int64_t n_kv_max, int nq, int head_dim, in
 // kernels: the multi-query kernels (OpKernels::attn_f16_kq_multi, _kqv_multi;
 // when a tier has none, the single-query ones per query) read each K and V row
 // once for all queries. Scores past a query's n_kv (up to the largest n_kv)
-// are computed from rows that must be readable and are dropped.
+// are computed from rows that must be readable and are dropped. kv_first:
+// null, or each query's first visible position (attention_head_f16's kv_first).
 //   scratch: attention_queries_f16_scratch(max n_kv, nq, head_dim, head_dim_v) floats.
 // Thread-safety: pure; distinct scratch per thread.
 void attention_queries_f16(const float* const* q, const int64_t* n_kv, int nq, const uint8_t* k, int64_t kv_stride_k,
                            const uint8_t* v, int64_t kv_stride_v, int head_dim, int head_dim_v, float scale,
-                           float* const* out, float* scratch, const kernels::OpKernels* kernels = nullptr);
+                           float* const* out, float* scratch, const kernels::OpKernels* kernels = nullptr,
+                           const int64_t* kv_first = nullptr);
 
 // All heads of one query token: query head h uses KV head h / (n_head / n_head_kv) (GQA).
 //   q:   n_head * head_dim floats (head-major); out: n_head * head_dim_v floats.
@@ -164,9 +146,10 @@ int64_t attention_head_q8_0_scratch(int64_t n_kv, int head_dim, int head_dim_v);
 using AttnVecDotFn = void (*)(int64_t n, float* s, const void* w, const void* x);
 using AttnQuantizeFn = void (*)(const float* x, void* y, int64_t n);
 using AttnDequantizeFn = void (*)(const void* x, float* y, int64_t n);
+// kv_first: positions before it are masked out (a sliding window), as in attention_head_f16.
 void attention_head_q8_0(const float* qh, const uint8_t* k, int64_t kv_stride_k, const uint8_t* v,
                          int64_t kv_stride_v, int64_t n_kv, int head_dim, int head_dim_v, float scale, float* out,
                          float* scratch, AttnVecDotFn dot_q8_0_q8_0, AttnQuantizeFn quantize_q8_0,
-                         AttnDequantizeFn dequantize_q8_0);
+                         AttnDequantizeFn dequantize_q8_0, int64_t kv_first = 0);
 
 }  // namespace les::ops

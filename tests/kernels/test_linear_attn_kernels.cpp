@@ -289,8 +289,8 @@ TEST_CASE("rope_imrope: text positions equal NEOX rope; the 4th component rotate
     std::vector<float> a(x), b(x);
     const int64_t pos[4] = {p, p, p, 0};
     const int sections[4] = {6, 5, 5, 0};  // qwen35moe fixture: every sector maps to t, h or w
-    ops::rope_imrope(a.data(), n_heads, head_dim, n_rot, pos, sections, 1e7f);
-    ops::rope(b.data(), n_heads, head_dim, n_rot, p, 1e7f, ops::RopeType::neox);
+    ops::rope_imrope(a.data(), n_heads, head_dim, n_rot, pos, sections, ops::RopeScaling::plain(1e7f));
+    ops::rope(b.data(), n_heads, head_dim, n_rot, p, ops::RopeScaling::plain(1e7f), ops::RopeType::neox);
     CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
   }
   // sections {1, 1, 1, 3}: of each 6 pairs, sectors 0, 1, 2 take t, h, w and
@@ -299,7 +299,7 @@ TEST_CASE("rope_imrope: text positions equal NEOX rope; the 4th component rotate
   std::vector<float> a(x);
   const int64_t pos[4] = {9, 9, 9, 0};
   const int sections[4] = {1, 1, 1, 3};
-  ops::rope_imrope(a.data(), n_heads, head_dim, n_rot, pos, sections, 1e4f);
+  ops::rope_imrope(a.data(), n_heads, head_dim, n_rot, pos, sections, ops::RopeScaling::plain(1e4f));
   for (int h = 0; h < n_heads; ++h)
     for (int i = 0; i < n_rot / 2; ++i) {
       const size_t k0 = static_cast<size_t>(h * head_dim + i), k1 = k0 + n_rot / 2;

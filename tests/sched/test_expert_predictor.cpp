@@ -24,7 +24,7 @@ TEST_CASE("predictor with c = k on the router's input is the router's choice, bi
       s.n_expert = 8;
       s.n_expert_used = 2;
       s.exp_probs_b = true;
-      if (sigmoid) s.extra_u32["expert_gating_func"] = 2;
+      if (sigmoid) s.gating = ExpertGating::sigmoid;
       test::TinyModel tm = test::build_tiny_model(s);
       INFO(tm.status.to_string());
       REQUIRE(tm.model);

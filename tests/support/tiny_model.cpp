@@ -7,6 +7,12 @@
 
 namespace les::test {
 
+// Model's test access (model.h): its configuration and weights, mutable.
+struct ModelAccess {
+  static ArchConfig& config(Model& m) { return m.cfg_; }
+  static ModelWeights& weights(Model& m) { return m.w_; }
+};
+
 std::vector<float> randn(size_t n, float scale, std::mt19937& rng) {
   std::normal_distribution<float> d(0.0f, scale);
   std::vector<float> v(n);
@@ -33,6 +39,7 @@ TinyModel build_tiny_model(const TinySpec& s) {
   for (const auto& [k, v] : s.extra_f32) REQUIRE(w.set_f32(a + k, static_cast<float>(v)).ok());
   for (const auto& [k, v] : s.extra_u32) REQUIRE(w.set_u32(a + k, v).ok());
   for (const auto& [k, v] : s.extra_bool) REQUIRE(w.set_bool(a + k, v).ok());
+  for (const auto& [k, v] : s.extra_str) REQUIRE(w.set_string(a + k, v).ok());
 
   std::mt19937 rng(1234);
   auto add = [&](const std::string& name, std::vector<int64_t> ne, float scale, float offset = 0.0f) {
@@ -42,6 +49,13 @@ TinyModel build_tiny_model(const TinySpec& s) {
     for (int64_t x : ne) n *= static_cast<size_t>(x);
     std::vector<float> v = randn(n, scale, rng);
     for (float& x : v) x += offset;
+    if (auto rt = s.raw_type.find(name); rt != s.raw_type.end()) {
+      const auto row = ggml_row_bytes(rt->second, ne[0]);
+      REQUIRE(row.has_value());
+      std::vector<uint8_t> zeros(*row * (n / static_cast<size_t>(ne[0])));
+      REQUIRE(w.add_tensor(name, rt->second, ne, zeros.data(), zeros.size()).ok());
+      return;
+    }
     if (name == s.f16_norm_tensor) {
       std::vector<fp16_t> h(n);
       for (size_t i = 0; i < n; ++i) h[i] = fp32_to_fp16(v[i]);
@@ -65,7 +79,6 @@ TinyModel build_tiny_model(const TinySpec& s) {
     add(b + "attn_k_norm.weight", {s.head_dim}, 0.1f, 1.0f);
     add(b + "ffn_norm.weight", {E}, 0.1f, 1.0f);
     add(b + "ffn_gate_inp.weight", {E, s.n_expert}, 0.4f);
-    if (s.exp_probs_b) add(b + "exp_probs_b.bias", {s.n_expert}, 0.3f);
     add(b + "ffn_gate_exps.weight", {E, s.n_ff_exp, s.n_expert}, 0.2f);
     add(b + "ffn_up_exps.weight", {E, s.n_ff_exp, s.n_expert}, 0.2f);
     add(b + "ffn_down_exps.weight", {s.n_ff_exp, E, s.n_expert}, 0.2f);
@@ -75,7 +88,29 @@ TinyModel build_tiny_model(const TinySpec& s) {
   auto f = gguf::GgufFile::parse(tm.bytes.data(), tm.bytes.size());
   REQUIRE(f.ok());
   auto m = Model::from_gguf(std::move(f).value(), {});
-  if (m.ok()) tm.model = std::move(m).value(); else tm.status = m.status();
+  if (!m.ok()) {
+    tm.status = m.status();
+    return tm;
+  }
+  tm.model = std::move(m).value();
+  ArchConfig& cfg = ModelAccess::config(*tm.model);
+  if (s.gating) cfg.gating = *s.gating;
+  if (s.renorm) cfg.moe_renorm = *s.renorm;
+  if (s.weights_scale) cfg.moe_weights_scale = *s.weights_scale;
+  if (s.exp_probs_b) {
+    std::vector<LayerWeights>& layers = ModelAccess::weights(*tm.model).layers;
+    tm.bias.resize(layers.size());
+    for (size_t il = 0; il < layers.size(); ++il) {
+      tm.bias[il] = randn(static_cast<size_t>(s.n_expert), 0.3f, rng);
+      WeightView v;
+      v.data = reinterpret_cast<const uint8_t*>(tm.bias[il].data());
+      v.type = GgmlType::F32;
+      v.ne[0] = s.n_expert;
+      v.row_bytes = static_cast<size_t>(s.n_expert) * sizeof(float);
+      v.name = "blk." + std::to_string(il) + ".exp_probs_b.bias";
+      layers[il].exp_probs_b = std::move(v);
+    }
+  }
   return tm;
 }
 

@@ -17,11 +17,10 @@ namespace {
 // visited from both ends in turn, as rows are in attention_rows.
 void gemm_rows_f16(const Hparams& hp, const KvCache& kv, const uint8_t* k, const uint8_t* v, const float* q,
                    int64_t n_rows, int64_t pos_first, float* out, AttentionScratch& scratch,
-                   kernels::ThreadPool* pool) {
+                   kernels::ThreadPool* pool, float scale, int32_t window) {
   const int n_head = hp.n_head, head_dim = hp.head_dim, head_dim_v = hp.head_dim_v;
   const int group = n_head / hp.n_head_kv;
   const int64_t Dq = static_cast<int64_t>(n_head) * head_dim, Da = static_cast<int64_t>(n_head) * head_dim_v;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   constexpr int kMax = kernels::kAttnMultiMax;
   const int64_t block = std::max(1, kMax / group);  // rows per task
   const int64_t n_blocks = (n_rows + block - 1) / block;
@@ -35,7 +34,7 @@ void gemm_rows_f16(const Hparams& hp, const KvCache& kv, const uint8_t* k, const
     float* s = scratch.buf.data() + static_cast<int64_t>(thread) * per_thread;
     const float* qs[kMax];
     float* os[kMax];
-    int64_t nk[kMax];
+    int64_t nk[kMax], first[kMax];
     for (int64_t u = begin; u < end; ++u) {
       const int64_t b = block_of(u / hp.n_head_kv);
       const int hk = static_cast<int>(u % hp.n_head_kv);
@@ -44,7 +43,7 @@ void gemm_rows_f16(const Hparams& hp, const KvCache& kv, const uint8_t* k, const
       auto flush = [&] {
         ops::attention_queries_f16(qs, nk, nq, k + static_cast<size_t>(hk) * k_head, static_cast<int64_t>(k_row),
                                    v + static_cast<size_t>(hk) * v_head, static_cast<int64_t>(v_row), head_dim,
-                                   head_dim_v, scale, os, s);
+                                   head_dim_v, scale, os, s, nullptr, window > 0 ? first : nullptr);
         nq = 0;
       };
       for (int64_t t = t0; t < t1; ++t)
@@ -53,6 +52,7 @@ void gemm_rows_f16(const Hparams& hp, const KvCache& kv, const uint8_t* k, const
           qs[nq] = q + t * Dq + static_cast<int64_t>(h) * head_dim;
           os[nq] = out + t * Da + static_cast<int64_t>(h) * head_dim_v;
           nk[nq] = pos_first + t + 1;
+          first[nq] = window > 0 ? std::max<int64_t>(0, nk[nq] - window) : 0;
           if (++nq == kMax) flush();
         }
       if (nq > 0) flush();
@@ -70,16 +70,17 @@ void gemm_rows_f16(const Hparams& hp, const KvCache& kv, const uint8_t* k, const
 
 void attention_rows(const Hparams& hp, const KvCache& kv, int32_t il, const float* q, int64_t n_rows,
                     int64_t pos_first, bool batched, float* out, AttentionScratch& scratch,
-                    kernels::ThreadPool* pool) {
+                    kernels::ThreadPool* pool, const AttentionOptions& opt) {
   if (n_rows <= 0) return;
+  const float scale = opt.scale != 0.0f ? opt.scale : 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
+  const int32_t window = opt.window;
   if (batched && kv.type() != GgmlType::Q8_0) {
-    gemm_rows_f16(hp, kv, kv.k_data(il), kv.v_data(il), q, n_rows, pos_first, out, scratch, pool);
+    gemm_rows_f16(hp, kv, kv.k_data(il), kv.v_data(il), q, n_rows, pos_first, out, scratch, pool, scale, window);
     return;
   }
   const int n_head = hp.n_head, head_dim = hp.head_dim, head_dim_v = hp.head_dim_v;
   const int group = n_head / hp.n_head_kv;
   const int64_t Dq = static_cast<int64_t>(n_head) * head_dim, Da = static_cast<int64_t>(n_head) * head_dim_v;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   const bool q8 = kv.type() == GgmlType::Q8_0;
   const int64_t n_kv_max = pos_first + n_rows;
   const int64_t per_thread = q8 ? ops::attention_head_q8_0_scratch(n_kv_max, head_dim, head_dim_v)
@@ -110,14 +111,15 @@ void attention_rows(const Hparams& hp, const KvCache& kv, int32_t il, const floa
       const uint8_t* kh = k + static_cast<size_t>(hk) * k_head;
       const uint8_t* vh = v + static_cast<size_t>(hk) * v_head;
       const int64_t n_kv = pos_first + t + 1;
+      const int64_t first = window > 0 ? std::max<int64_t>(0, n_kv - window) : 0;
       if (q8) {
         ops::attention_head_q8_0(qh, kh, static_cast<int64_t>(k_row), vh, static_cast<int64_t>(v_row), n_kv,
                                  head_dim, head_dim_v, scale, oh, s, q8k.vec_dot, q8k.quantize_row,
-                                 q8k.dequantize_row);
+                                 q8k.dequantize_row, first);
       } else {
         ops::attention_head_f16(qh, kh, static_cast<int64_t>(k_row), vh, static_cast<int64_t>(v_row), n_kv,
                                 head_dim, head_dim_v, scale, oh, s,
-                                batched ? ops::F16DotOrder::gemm : ops::F16DotOrder::vec_dot);
+                                batched ? ops::F16DotOrder::gemm : ops::F16DotOrder::vec_dot, nullptr, first);
       }
     }
   };

@@ -31,6 +31,14 @@ struct AttentionScratch {
   std::vector<float> buf;
 };
 
+// How scores are formed beyond causality.
+struct AttentionOptions {
+  float scale = 0.0f;  // scores = scale * q.k; 0 = 1/sqrt(head_dim)
+  // Sliding window: a query at position p sees keys p - window + 1 .. p
+  // (llama.cpp's standard SWA mask); 0 = every earlier key.
+  int32_t window = 0;
+};
+
 // Requires pos_first + n_rows <= kv.n_ctx(), and positions up to pos_first +
 // n_rows - 1 of layer il stored. batched: the rows come from a decode call of
 // >= 2 tokens (even if fewer rows are asked for), which selects ggml's GEMM
@@ -38,6 +46,6 @@ struct AttentionScratch {
 // calling thread.
 void attention_rows(const Hparams& hp, const KvCache& kv, int32_t il, const float* q, int64_t n_rows,
                     int64_t pos_first, bool batched, float* out, AttentionScratch& scratch,
-                    kernels::ThreadPool* pool);
+                    kernels::ThreadPool* pool, const AttentionOptions& opt = {});
 
 }  // namespace les

@@ -54,6 +54,7 @@ Status attention_layer(const Model& model, int32_t il, KvCache& kv, int32_t kv_l
   add_bias(s.q.data(), n, Dq, l.bq);
   add_bias(s.k.data(), n, Dk, l.bk);
   add_bias(s.v.data(), n, Dv, l.bv);
+  const ops::RopeScaling& rs = model.rope_scaling(il);
   for (int64_t t = 0; t < n; ++t) {
     float* qt = s.q.data() + t * Dq;
     float* kt = s.k.data() + t * Dk;
@@ -64,18 +65,25 @@ Status attention_layer(const Model& model, int32_t il, KvCache& kv, int32_t kv_l
     const int64_t pos = pos0 + t;
     if (cfg.rope_imrope) {
       const int64_t p4[4] = {pos, pos, pos, 0};  // text: one position for t, h and w
-      ops::rope_imrope(qt, hp.n_head, hd, hp.n_rot, p4, hp.rope_sections, hp.rope_freq_base);
-      ops::rope_imrope(kt, hp.n_head_kv, hd, hp.n_rot, p4, hp.rope_sections, hp.rope_freq_base);
+      ops::rope_imrope(qt, hp.n_head, hd, hp.n_rot, p4, hp.rope_sections, rs);
+      ops::rope_imrope(kt, hp.n_head_kv, hd, hp.n_rot, p4, hp.rope_sections, rs);
     } else {
-      ops::rope(qt, hp.n_head, hd, hp.n_rot, pos, hp.rope_freq_base, cfg.rope);
-      ops::rope(kt, hp.n_head_kv, hd, hp.n_rot, pos, hp.rope_freq_base, cfg.rope);
+      ops::rope(qt, hp.n_head, hd, hp.n_rot, pos, rs, cfg.rope);
+      ops::rope(kt, hp.n_head_kv, hd, hp.n_rot, pos, rs, cfg.rope);
     }
     kv.store(kv_layer, static_cast<int32_t>(pos), kt, s.v.data() + t * Dv);
   }
   const int64_t m = n - r0;
+  AttentionOptions opt;
+  if (hp.f_attention_scale != 0.0f) {
+    // gemma3 (llama.cpp: Qcur = ggml_scale(Qcur, f_attention_scale), then kq_scale 1): Q scaled before its F16 cast.
+    for (int64_t i = r0 * Dq; i < n * Dq; ++i) s.q[static_cast<size_t>(i)] *= hp.f_attention_scale;
+    opt.scale = 1.0f;
+  }
+  if (hp.is_swa(il)) opt.window = hp.n_swa;
   const bool gemm_order = n > 1 && !cfg.batch_invariant && !s.rows_as_decode;
   attention_rows(hp, kv, kv_layer, s.q.data() + r0 * Dq, m, pos0 + r0, gemm_order, s.attn.data() + r0 * Da, s.att,
-                 mm.pool);
+                 mm.pool, opt);
   if (cfg.attn_output_gate)
     for (int64_t i = r0 * Da; i < n * Da; ++i) s.attn[static_cast<size_t>(i)] *= ops::sigmoid(s.gate[static_cast<size_t>(i)]);
   observe_input(observers, il, "attn_output.weight", -1, s.attn.data() + r0 * Da, m, Da);

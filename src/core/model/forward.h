@@ -7,7 +7,10 @@
 // DeltaNet (linear_attention.h: the sequence's recurrent state updated);
 // h = RMSNorm(x)·ffn_norm; x += FFN(h) (moe_layer.h). Then
 // logits = W_out·(RMSNorm(x)·output_norm). MTP blocks are not run here
-// (mtp_head.h runs them).
+// (mtp_head.h runs them). Variants (ArchConfig): token embeddings scaled by
+// embd_scale; sandwich norms (mixer and FFN outputs RMS-normed with
+// attn_post_norm / ffn_post_norm before the adds); logits softcapped by
+// Hparams::final_logit_softcapping (c tanh(logits / c)).
 // Like llama.cpp, the last layer computes its attention output and FFN only
 // for the rows whose logits (or hidden rows) are wanted (saves work; does not
 // change them).

@@ -31,6 +31,57 @@ Result<float> read_float(const gguf::GgufFile& f, const std::string& key, double
   return static_cast<float>(v);
 }
 
+// A count that llama.cpp reads with get_key_or_arr (one value, or one per
+// layer): a scalar as read_count; an array of n_layer equal entries is that
+// value; differing entries are refused (LES keeps one value per model).
+Result<int32_t> read_layer_count(const gguf::GgufFile& f, const std::string& key, int32_t n_layer, bool has_default,
+                                 int64_t def, bool allow_zero = false) {
+  const gguf::Value* v = f.find(key);
+  if (v == nullptr || v->as_array() == nullptr) return read_count(f, key, has_default, def, allow_zero);
+  const gguf::Array* arr = v->as_array();
+  if (arr->count != static_cast<uint64_t>(n_layer))
+    return format_error("metadata key '" + key + "' has " + std::to_string(arr->count) + " entries, block_count is " +
+                        std::to_string(n_layer));
+  std::optional<uint64_t> first = arr->uint_at(0);
+  for (uint64_t i = 0; i < arr->count; ++i) {
+    const std::optional<uint64_t> x = arr->uint_at(i);
+    if (!x || *x > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()) || (*x == 0 && !allow_zero))
+      return format_error("metadata key '" + key + "'[" + std::to_string(i) + "] is not a valid count");
+    if (*x != *first)
+      return unsupported_error("metadata key '" + key + "' has per-layer values (" + std::to_string(*first) + " at layer 0, " +
+                               std::to_string(*x) + " at layer " + std::to_string(i) +
+                               "): LES supports one value for every layer");
+  }
+  return static_cast<int32_t>(*first);
+}
+
+// gemma3 (llama.cpp models/gemma3.cpp): sliding-window layers, their RoPE
+// base, the final logit softcap and the attention scale.
+Status load_gemma3(const gguf::GgufFile& f, const std::string& a, Hparams* hp) {
+  LES_ASSIGN_OR_RETURN(hp->n_swa, read_count(f, a + "attention.sliding_window", true, 0, true));
+  if (hp->n_swa > 0) {
+    // The period: a scalar key (default 6); llama.cpp skips an array here
+    // (get_key_or_arr into one value), so LES takes 6 too and refuses an
+    // array that marks other layers (metadata_policy.cpp).
+    const std::string pk = a + "attention.sliding_window_pattern";
+    int32_t period = 6;
+    if (const gguf::Value* v = f.find(pk); v != nullptr && v->as_array() == nullptr) {
+      LES_ASSIGN_OR_RETURN(period, read_count(f, pk, true, 6, true));
+    }
+    hp->swa_layers.assign(static_cast<size_t>(hp->n_layer_all), 0);
+    for (int32_t il = 0; il < hp->n_layer; ++il)
+      hp->swa_layers[static_cast<size_t>(il)] = period == 0 || il % period < period - 1;
+  }
+  LES_ASSIGN_OR_RETURN(hp->final_logit_softcapping, read_float(f, a + "final_logit_softcapping", 0.0, false));
+  if (hp->final_logit_softcapping < 0)
+    return format_error("metadata key '" + a + "final_logit_softcapping' is negative");
+  // gemma_pytorch's query_pre_attn_scalar: n_embd / n_head for the 27B model
+  // (62 layers, as llama.cpp recognises it), head_dim otherwise.
+  const int32_t d = hp->n_layer == 62 ? hp->n_embd / hp->n_head : hp->head_dim;
+  hp->f_attention_scale = 1.0f / std::sqrt(static_cast<float>(d));
+  return Status();
+}
+
 // Up to 4 non-negative entries, at least one positive.
 Status load_rope_sections(const gguf::GgufFile& f, const std::string& key, Hparams* hp) {
   if (f.find(key) == nullptr) return Status();
@@ -110,8 +161,8 @@ Result<Hparams> load_hparams(const gguf::GgufFile& f) {
                         ") leaves no trunk layer of block_count " + std::to_string(hp.n_layer_all));
   hp.n_layer = hp.n_layer_all - hp.n_layer_nextn;
   LES_ASSIGN_OR_RETURN(hp.n_embd, read_count(f, a + "embedding_length", false, 0));
-  LES_ASSIGN_OR_RETURN(hp.n_head, read_count(f, a + "attention.head_count", false, 0));
-  LES_ASSIGN_OR_RETURN(hp.n_head_kv, read_count(f, a + "attention.head_count_kv", true, hp.n_head));
+  LES_ASSIGN_OR_RETURN(hp.n_head, read_layer_count(f, a + "attention.head_count", hp.n_layer, false, 0));
+  LES_ASSIGN_OR_RETURN(hp.n_head_kv, read_layer_count(f, a + "attention.head_count_kv", hp.n_layer, true, hp.n_head));
   if (hp.n_head % hp.n_head_kv != 0)
     return format_error("metadata key '" + a + "attention.head_count_kv' (" + std::to_string(hp.n_head_kv) +
                         ") does not divide attention.head_count (" + std::to_string(hp.n_head) + ")");
@@ -125,10 +176,10 @@ Result<Hparams> load_hparams(const gguf::GgufFile& f) {
   if (hp.n_rot > hp.head_dim || hp.n_rot % 2 != 0)
     return format_error("metadata key '" + a + "rope.dimension_count' (" + std::to_string(hp.n_rot) +
                         ") must be even and <= head_dim (" + std::to_string(hp.head_dim) + ")");
-  LES_ASSIGN_OR_RETURN(hp.rope_freq_base, read_float(f, a + "rope.freq_base", 10000.0, true));
   LES_ASSIGN_OR_RETURN(hp.rms_eps, read_float(f, a + "attention.layer_norm_rms_epsilon", 1e-5, true));
   LES_ASSIGN_OR_RETURN(hp.n_ctx_train, read_count(f, a + "context_length", true, 4096));
-  LES_ASSIGN_OR_RETURN(hp.n_ff, read_count(f, a + "feed_forward_length", true, 0, true));
+  LES_ASSIGN_OR_RETURN(hp.rope, load_rope_config(f, a, hp.n_ctx_train));
+  LES_ASSIGN_OR_RETURN(hp.n_ff, read_layer_count(f, a + "feed_forward_length", hp.n_layer, true, 0, true));
 
   LES_ASSIGN_OR_RETURN(hp.n_expert, read_count(f, a + "expert_count", true, 0, true));
   if (hp.n_expert > 0) {
@@ -162,6 +213,7 @@ Result<Hparams> load_hparams(const gguf::GgufFile& f) {
 
   LES_RETURN_IF_ERROR(load_rope_sections(f, a + "rope.dimension_sections", &hp));
   if (f.find(a + "ssm.state_size") != nullptr) LES_RETURN_IF_ERROR(load_linear_attention(f, a, &hp));
+  if (hp.arch == "gemma3") LES_RETURN_IF_ERROR(load_gemma3(f, a, &hp));
 
   const gguf::TensorInfo* emb = f.find_tensor("token_embd.weight");
   if (emb == nullptr) return format_error("missing tensor 'token_embd.weight'");

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model/rope_config.h"
 #include "util/status.h"
 
 namespace les {
@@ -39,7 +40,7 @@ struct Hparams {
   int32_t head_dim = 0;      // {arch}.attention.key_length (default n_embd / n_head)
   int32_t head_dim_v = 0;    // {arch}.attention.value_length (default head_dim)
   int32_t n_rot = 0;         // {arch}.rope.dimension_count (default head_dim): rotated dims per head
-  float rope_freq_base = 10000.0f;  // {arch}.rope.freq_base
+  RopeConfig rope;           // {arch}.rope.freq_base and frequency scaling (rope_config.h)
   float rms_eps = 1e-5f;     // {arch}.attention.layer_norm_rms_epsilon
   int32_t n_ff = 0;          // {arch}.feed_forward_length (dense FFN width; 0 if absent)
   int32_t n_expert = 0;      // {arch}.expert_count (0 = dense model)
@@ -71,10 +72,25 @@ struct Hparams {
   // != 0 (default interval 4). Empty for models without ssm keys.
   std::vector<uint8_t> recurrent_layers;
 
+  // Sliding-window attention (gemma3): a query at position p of a layer that
+  // swa_layers marks sees the keys at positions p - n_swa + 1 .. p
+  // (llama.cpp's LLAMA_SWA_TYPE_STANDARD). n_swa 0 and swa_layers empty for
+  // models without it. Those layers use RopeConfig's *_swa base and scale.
+  int32_t n_swa = 0;
+  std::vector<uint8_t> swa_layers;
+  // Attention scores scale; 0 = 1/sqrt(head_dim). gemma3 sets its own
+  // (query_pre_attn_scalar) and applies it to Q before the F16 cast (ArchConfig::q_prescale).
+  float f_attention_scale = 0.0f;
+  // Logits -> c * tanh(logits / c) when > 0 ({arch}.final_logit_softcapping; gemma3).
+  float final_logit_softcapping = 0.0f;
+
   bool is_moe() const noexcept { return n_expert > 0; }
   bool is_hybrid() const noexcept { return ssm_d_state > 0; }
   bool is_recurrent(int32_t il) const noexcept {
     return il >= 0 && static_cast<size_t>(il) < recurrent_layers.size() && recurrent_layers[static_cast<size_t>(il)] != 0;
+  }
+  bool is_swa(int32_t il) const noexcept {
+    return il >= 0 && static_cast<size_t>(il) < swa_layers.size() && swa_layers[static_cast<size_t>(il)] != 0;
   }
   int32_t ssm_n_embd_k() const noexcept { return ssm_n_group * ssm_d_state; }     // q or k width
   int32_t ssm_conv_channels() const noexcept { return 2 * ssm_n_embd_k() + ssm_d_inner; }  // q | k | v

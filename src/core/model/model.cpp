@@ -12,8 +12,10 @@
 #include "core/gguf/gguf_reader.h"
 #include "core/gguf/tensor_arena.h"
 #include "core/model/arch/arch_loaders.h"
+#include "core/model/metadata_policy.h"
 #include "core/model/tensor_lookup.h"
 #include "core/model/thread_count.h"
+#include "core/model/weight_matmul.h"
 
 namespace les {
 
@@ -46,19 +48,104 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const ModelP
   return r;
 }
 
+namespace {
+
+// Every reason the file cannot run, collected before any weight is read:
+// hyperparameters, metadata LES refuses (metadata_policy.h), the
+// architecture's tensors (names, shapes, types: a validate-only lookup), the
+// tensors it leaves unused, and the tokenizer. `tok` receives the tokenizer
+// when it builds.
+std::vector<Status> support_problems(const gguf::GgufFile& f, const std::optional<ExpertLayout>& layout,
+                                     const Result<Hparams>& hp, std::unique_ptr<Tokenizer>* tok) {
+  std::vector<Status> out;
+  ArchConfig cfg_scratch;
+  ModelWeights w_scratch;
+  ArchConfig* cfg = &cfg_scratch;
+  ModelWeights* w = &w_scratch;
+  if (!hp.ok()) {
+    out.push_back(hp.status());
+    // The hyperparameters are needed to know the architecture's tensors; still
+    // name the tensor types no kernel computes.
+    std::vector<TensorProblem> types;
+    for (const auto& t : f.tensors())
+      if (t.type != GgmlType::F32 && !matmul_type_supported(t.type)) types.push_back({t.name, t.type, TypeClass::matrix});
+    for (std::string& m : describe_tensor_problems(types)) out.push_back(unsupported_error(std::move(m)));
+  } else {
+    for (std::string& m : metadata_problems(f, *hp)) out.push_back(unsupported_error(std::move(m)));
+    TensorLookup check(f, layout ? &*layout : nullptr, nullptr, /*validate_only=*/true);
+    const Status arch = models::load_architecture(check, *hp, cfg, w);
+    if (!arch.ok()) out.push_back(arch);
+    for (std::string& m : describe_tensor_problems(check.problems())) out.push_back(unsupported_error(std::move(m)));
+    if (arch.ok()) {
+      const std::vector<std::string> unused = check.unused_tensors();
+      if (!unused.empty()) {
+        std::string list;
+        for (size_t i = 0; i < unused.size() && i < 4; ++i) list += (i ? ", '" : "'") + unused[i] + "'";
+        if (unused.size() > 4) list += ", ...";
+        out.push_back(unsupported_error(
+            std::to_string(unused.size()) + (unused.size() == 1 ? " tensor" : " tensors") + " that LES's " + hp->arch +
+            " does not compute (" + list + "); llama.cpp 81ff7abe refuses files with tensors it does not load"));
+      }
+    }
+  }
+  if (f.find("tokenizer.ggml.model") != nullptr) {
+    auto t = Tokenizer::from_gguf(f);
+    if (t.ok()) {
+      *tok = std::move(t).value();
+    } else {
+      out.push_back(t.status().with_context("tokenizer"));
+    }
+  }
+  return out;
+}
+
+// A `les repack` file's expert layout when it is the contiguous one (its
+// experts come from the packed tensors), else nullopt. Errors: those of
+// ExpertLayout::from_file.
+Result<std::optional<ExpertLayout>> contiguous_layout(const gguf::GgufFile& f) {
+  std::optional<ExpertLayout> layout;
+  if (f.find(kExpertLayoutKey) != nullptr) {
+    LES_ASSIGN_OR_RETURN(ExpertLayout x, ExpertLayout::from_file(f));
+    if (x.contiguous()) layout = std::move(x);
+  }
+  return layout;
+}
+
+// One status for all reasons: itself when there is one; else numbered in one
+// message, format if any is a malformed file, else unsupported.
+Status combine(const std::vector<Status>& reasons) {
+  if (reasons.size() == 1) return reasons[0];
+  bool format = false;
+  std::string msg = std::to_string(reasons.size()) + " reasons LES cannot run this file:";
+  for (size_t i = 0; i < reasons.size(); ++i) {
+    format = format || reasons[i].code() == StatusCode::format;
+    msg += " (" + std::to_string(i + 1) + ") " + reasons[i].message() + (i + 1 < reasons.size() ? ";" : "");
+  }
+  return format ? format_error(msg) : unsupported_error(msg);
+}
+
+}  // namespace
+
+std::vector<Status> model_support_problems(const gguf::GgufFile& file) {
+  auto layout = contiguous_layout(file);
+  if (!layout.ok()) return {layout.status()};
+  std::unique_ptr<Tokenizer> tok;
+  return support_problems(file, *layout, load_hparams(file), &tok);
+}
+
 Result<std::unique_ptr<Model>> Model::from_gguf(std::unique_ptr<gguf::GgufFile> file, const ModelParams& params) {
   LES_RETURN_IF_ERROR(check_thread_count(params.n_threads, "ModelParams.n_threads"));
   std::unique_ptr<Model> m(new Model());
   m->params_ = params;
   m->file_ = std::move(file);
-  LES_ASSIGN_OR_RETURN(m->hp_, load_hparams(*m->file_));
   // A `les repack` file carries les.expert_layout; its experts come from the packed tensors.
-  std::optional<ExpertLayout> layout;
-  if (m->file_->find(kExpertLayoutKey) != nullptr) {
-    auto x = ExpertLayout::from_file(*m->file_);
-    if (!x.ok()) return x.status();
-    if (x->contiguous()) layout = std::move(x).value();
+  LES_ASSIGN_OR_RETURN(const std::optional<ExpertLayout> layout, contiguous_layout(*m->file_));
+  const Result<Hparams> hp = load_hparams(*m->file_);
+  {
+    const std::vector<Status> reasons = support_problems(*m->file_, layout, hp, &m->tokenizer_);
+    if (!reasons.empty()) return combine(reasons);
   }
+  m->hp_ = *hp;
   // Which tensors are read into LES's memory (WeightMemory); a file parsed from
   // a caller's buffer has no path and stays where it is.
   const bool read_all = params.weights == WeightMemory::read;
@@ -79,13 +166,13 @@ Result<std::unique_ptr<Model>> Model::from_gguf(std::unique_ptr<gguf::GgufFile> 
   }
   TensorLookup lookup(*m->file_, layout ? &*layout : nullptr, m->arena_.get());
   LES_RETURN_IF_ERROR(models::load_architecture(lookup, m->hp_, &m->cfg_, &m->w_));
+  const float* ff = m->w_.rope_freqs.present() ? reinterpret_cast<const float*>(m->w_.rope_freqs.data) : nullptr;
+  m->rope_full_ = rope_scaling_for_layer(m->hp_.rope, m->hp_.n_rot, /*swa=*/false, ff);
+  m->rope_swa_ = rope_scaling_for_layer(m->hp_.rope, m->hp_.n_rot, /*swa=*/true, ff);
   std::vector<ResidentExpertSource::LayerExperts> le;
   for (const LayerWeights& l : m->w_.layers) le.push_back({l.gate_exps, l.up_exps, l.down_exps});
   m->experts_ = std::make_unique<ResidentExpertSource>(std::move(le));
-  if (m->file_->find("tokenizer.ggml.model") != nullptr) {
-    auto tok = Tokenizer::from_gguf(*m->file_);
-    if (!tok.ok()) return tok.status().with_context("tokenizer");
-    m->tokenizer_ = std::move(tok).value();
+  if (m->tokenizer_) {
     const auto& w = m->tokenizer_->vocab().warnings();
     m->warnings_.insert(m->warnings_.end(), w.begin(), w.end());
   }

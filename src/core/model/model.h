@@ -3,7 +3,8 @@
 // serve several Contexts.
 //
 // Supported architectures: qwen3moe, llama (dense and Mixtral-style experts),
-// qwen2moe, qwen35moe (hybrid Gated DeltaNet + gated attention, with MTP). Each one's tensor set and MoE semantics live in
+// qwen2moe, qwen35moe (hybrid Gated DeltaNet + gated attention, with MTP),
+// gemma3 (dense, sliding-window layers). Each one's tensor set and MoE semantics live in
 // src/core/model/arch/<arch>.cpp; the forward pass (forward.cpp, moe_layer.cpp) is
 // shared and driven by ArchConfig.
 //
@@ -56,6 +57,12 @@ struct ModelParams {
   bool lock_weights = false;
 };
 
+// The gated activation of a dense FFN: down(act(gate x) * up x).
+enum class FfnAct : uint8_t {
+  silu,  // SwiGLU (llama, qwen): ops::swiglu
+  gelu,  // GeGLU with ggml's F16 GELU table (gemma): ops::geglu_f16_table
+};
+
 // How an architecture computes its layers (resolved from arch + metadata at load).
 struct ArchConfig {
   ops::RopeType rope = ops::RopeType::norm;
@@ -79,6 +86,14 @@ struct ArchConfig {
   // prefill chunk or in a speculative verify batch. Off: batches of >= 2
   // tokens use ggml's GEMM order (what llama.cpp computes for a prompt).
   bool batch_invariant = false;
+  // Token embeddings multiplied by this before the first layer (gemma:
+  // sqrt(n_embd)); 0 = not scaled. Embedding rows given by the caller (image
+  // embeddings) are never scaled, as in llama.cpp.
+  float embd_scale = 0.0f;
+  // Sandwich norms (gemma): the mixer's and the FFN's outputs are RMS-normed
+  // with attn_post_norm / ffn_post_norm before each residual add.
+  bool post_norms = false;
+  FfnAct ffn_act = FfnAct::silu;  // dense FFN activation
 };
 
 // The Gated DeltaNet mixer of a linear-attention layer (qwen35moe; shapes in
@@ -110,13 +125,15 @@ struct LayerWeights {
   WeightView wq, wk, wv, wo;     // {n_embd, n_embd_q}, {n_embd, n_embd_k}, {n_embd, n_embd_v}, {n_embd_q, n_embd}
   WeightView bq, bk, bv;         // biases (qkv_bias), F32
   WeightView q_norm, k_norm;     // {head_dim} F32 (qk_norm)
+  WeightView attn_post_norm;     // {n_embd} F32 (post_norms: gemma's post_attention_norm)
   WeightView ffn_norm;           // {n_embd} F32
+  WeightView ffn_post_norm;      // {n_embd} F32 (post_norms: gemma's post_ffw_norm)
   WeightView ffn_gate, ffn_up, ffn_down;  // dense FFN: {n_embd, n_ff}, {n_embd, n_ff}, {n_ff, n_embd}
-  WeightView router;             // ffn_gate_inp {n_embd, n_expert} F32
-  WeightView exp_probs_b;        // per-expert selection bias {n_expert} F32 (optional)
+  WeightView router;             // ffn_gate_inp {n_embd, n_expert}, any matrix type (mul_mat in llama.cpp)
+  WeightView exp_probs_b;        // per-expert selection bias {n_expert} F32 (no supported architecture loads one)
   WeightView gate_exps, up_exps, down_exps;  // {n_embd, n_ff_exp, n_expert}, ..., {n_ff_exp, n_embd, n_expert}
   WeightView gate_shexp, up_shexp, down_shexp;  // shared expert {n_embd, n_ff_shexp} ...
-  WeightView gate_inp_shexp;     // {n_embd} F32
+  WeightView gate_inp_shexp;     // {n_embd}, any matrix type
   bool linear_attn = false;      // mixer: Gated DeltaNet (`lin`) instead of attention
   LinearAttnWeights lin;
   NextnWeights nextn;            // MTP blocks only
@@ -125,6 +142,7 @@ struct LayerWeights {
 };
 
 struct ModelWeights {
+  WeightView rope_freqs;   // {n_rot/2} F32 RoPE frequency factors (Llama 3's rope_freqs.weight), optional
   WeightView tok_embd;     // {n_embd, n_vocab}
   WeightView output_norm;  // {n_embd} F32
   WeightView output;       // {n_embd, n_vocab}; token_embd when tied
@@ -132,6 +150,10 @@ struct ModelWeights {
   // (n_layer .. n_layer_all - 1) of architectures that load them.
   std::vector<LayerWeights> layers;
 };
+
+namespace test {
+struct ModelAccess;  // tests only (tests/support/tiny_model.cpp)
+}
 
 class Model {
  public:
@@ -155,6 +177,11 @@ class Model {
   // "qwen3moe 8L 256d 32x4 experts F16"
   std::string description() const;
   const ArchConfig& config() const noexcept { return cfg_; }
+  // The RoPE parameters of layer il (sliding-window layers have their own;
+  // rope_config.h). Precondition: 0 <= il < n_layer_all.
+  const ops::RopeScaling& rope_scaling(int32_t il) const noexcept {
+    return hp_.is_swa(il) ? rope_swa_ : rope_full_;
+  }
   const ModelWeights& weights() const noexcept { return w_; }
   const ModelParams& params() const noexcept { return params_; }
   const gguf::GgufFile& file() const noexcept { return *file_; }
@@ -179,6 +206,11 @@ class Model {
   void release_expert_pages() const noexcept;
 
  private:
+  // Tests reach the MoE variants (sigmoid gating, no renormalisation, weight
+  // scale, selection bias) that the shared layers compute for architectures
+  // to come but that no supported architecture's file may select
+  // (metadata_policy.h).
+  friend struct test::ModelAccess;
   Model() = default;
   ModelParams params_;
   std::unique_ptr<gguf::GgufFile> file_;
@@ -188,8 +220,17 @@ class Model {
   Hparams hp_;
   ArchConfig cfg_;
   ModelWeights w_;
+  ops::RopeScaling rope_full_, rope_swa_;
   std::unique_ptr<ExpertSource> experts_;
   std::unique_ptr<Tokenizer> tokenizer_;
 };
+
+// Every reason LES cannot run `file` as a model, each a Status naming what
+// (a missing or invalid key, metadata LES refuses with its value, a tensor
+// type without a kernel, tensors the architecture does not compute, the
+// tokenizer); empty when Model::from_gguf would load it. Reads no tensor
+// bytes. Model::from_gguf refuses with all of them in one status.
+// Thread-safety: pure function of the file.
+std::vector<Status> model_support_problems(const gguf::GgufFile& file);
 
 }  // namespace les

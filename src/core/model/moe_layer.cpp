@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "kernels/geglu.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 
@@ -28,7 +29,7 @@ void observe_ffn(const FfnTag& tag, const char* matrix, const float* x, int64_t 
 
 // y = down(silu(gate(x)) * up(x)) for n rows.
 Status swiglu_ffn(const WeightView& gate, const WeightView& up, const WeightView& down, const float* x, int64_t n,
-                  float* y, FfnScratch& s, MatmulScratch& ms, const FfnTag& tag) {
+                  float* y, FfnScratch& s, MatmulScratch& ms, const FfnTag& tag, FfnAct act = FfnAct::silu) {
   const int64_t e = gate.cols(), f = gate.rows();
   s.gate.resize(static_cast<size_t>(n * f));
   s.up.resize(static_cast<size_t>(n * f));
@@ -37,8 +38,12 @@ Status swiglu_ffn(const WeightView& gate, const WeightView& up, const WeightView
   const WeightView* gate_up[] = {&gate, &up};
   float* const out[] = {s.gate.data(), s.up.data()};
   LES_RETURN_IF_ERROR(matmul_shared_input(gate_up, out, 2, x, n, ms));
-  for (int64_t t = 0; t < n; ++t)  // row by row: ggml's chunks of 16 start at each row
-    ops::swiglu(s.gate.data() + t * f, s.up.data() + t * f, f, s.gate.data() + t * f);
+  if (act == FfnAct::gelu) {
+    ops::geglu_f16_table(s.gate.data(), s.up.data(), n * f, s.gate.data());  // element-wise: no chunk order
+  } else {
+    for (int64_t t = 0; t < n; ++t)  // row by row: ggml's chunks of 16 start at each row
+      ops::swiglu(s.gate.data() + t * f, s.up.data() + t * f, f, s.gate.data() + t * f);
+  }
   observe_ffn(tag, "ffn_down", s.gate.data(), n, f);
   return matmul(down, s.gate.data(), n, y, ms);
 }
@@ -327,7 +332,8 @@ Status ffn_forward(const Model& model, int32_t il, ExpertSource& experts, const 
                    const ForwardObservers* observers) {
   const LayerWeights& l = model.weights().layers[static_cast<size_t>(il)];
   if (l.is_moe()) return moe_forward(model, il, experts, h, n_tokens, first_token, out, s, ms, observers);
-  return swiglu_ffn(l.ffn_gate, l.ffn_up, l.ffn_down, h, n_tokens, out, s, ms, FfnTag{observers, il, -1, ""});
+  return swiglu_ffn(l.ffn_gate, l.ffn_up, l.ffn_down, h, n_tokens, out, s, ms, FfnTag{observers, il, -1, ""},
+                    model.config().ffn_act);
 }
 
 }  // namespace les

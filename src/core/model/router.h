@@ -5,7 +5,7 @@
 // the real router's choice whenever its input is the real router input.
 //
 // Semantics (llama.cpp's build_moe_ffn; fixtures README section 6):
-//   logits = W_router · x                     (F32 router {n_embd, n_expert}, F32 activations)
+//   logits = W_router · x                     (router {n_embd, n_expert} of any matrix type, as mul_mat)
 //   p      = softmax(logits) | sigmoid(logits) over all n_expert (ArchConfig::gating)
 //   sel    = the k experts of largest selection score p[e] + exp_probs_b[e]
 //            (bias optional), descending; ties to the lower id

@@ -219,21 +219,21 @@ void check_moe_variant(const TinySpec& spec, bool sigmoid, bool renorm, double s
 
 }  // namespace
 
-TEST_CASE("MoE variants follow the metadata: gating, renormalisation, scale, selection bias", "[moe]") {
+TEST_CASE("MoE variants of the shared layers (set on the model, no file selects them): gating, renormalisation, scale, selection bias", "[moe]") {
   SECTION("softmax, renormalised (qwen3moe default)") { check_moe_variant(TinySpec{}, false, true, 0); }
   SECTION("sigmoid gating") {
     TinySpec s;
-    s.extra_u32["expert_gating_func"] = 2;
+    s.gating = ExpertGating::sigmoid;
     check_moe_variant(s, true, true, 0);
   }
   SECTION("no renormalisation") {
     TinySpec s;
-    s.extra_bool["expert_weights_norm"] = false;
+    s.renorm = false;
     check_moe_variant(s, false, false, 0);
   }
   SECTION("weights scale") {
     TinySpec s;
-    s.extra_f32["expert_weights_scale"] = 2.5;
+    s.weights_scale = 2.5f;
     check_moe_variant(s, false, true, 2.5);
   }
   SECTION("softmax with selection bias (the bias picks, the probabilities weigh)") {
@@ -243,9 +243,9 @@ TEST_CASE("MoE variants follow the metadata: gating, renormalisation, scale, sel
   }
   SECTION("sigmoid with selection bias, no renorm, scaled") {
     TinySpec s;
-    s.extra_u32["expert_gating_func"] = 2;
-    s.extra_bool["expert_weights_norm"] = false;
-    s.extra_f32["expert_weights_scale"] = 1.5;
+    s.gating = ExpertGating::sigmoid;
+    s.renorm = false;
+    s.weights_scale = 1.5f;
     s.exp_probs_b = true;
     check_moe_variant(s, true, false, 1.5);
   }

@@ -1,7 +1,8 @@
 // The router (core/model/router.h), the one top-k rule of LES: selection by
 // gating probability plus the exp_probs_b bias (a bias changes the choice,
 // never the weights), ties to the lower expert id, weights renormalised and
-// scaled as the metadata says; softmax and sigmoid gating.
+// scaled as the ArchConfig says (tests set the variants no supported
+// architecture's file may select: test::ModelAccess); softmax and sigmoid gating.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -43,7 +44,7 @@ TEST_CASE("router: the selection bias changes the choice; weights are the unbias
       s.n_expert = 8;
       s.n_expert_used = 2;
       s.exp_probs_b = true;
-      if (sigmoid) s.extra_u32["expert_gating_func"] = 2;
+      if (sigmoid) s.gating = ExpertGating::sigmoid;
       TinyModel tm = build_tiny_model(s);
       INFO(tm.status.to_string());
       REQUIRE(tm.model);
@@ -107,12 +108,12 @@ TEST_CASE("router: ties go to the lower expert id, the bias breaks them", "[rout
   CHECK(std::vector<int32_t>(ids, ids + 3) == top_k(score, 3));
 }
 
-TEST_CASE("router: weights renormalised or not, scaled, as the metadata says", "[router]") {
+TEST_CASE("router: weights renormalised or not, scaled, as the ArchConfig says", "[router]") {
   TinySpec s;
   s.n_expert = 4;
   s.n_expert_used = 2;
-  s.extra_bool["expert_weights_norm"] = false;
-  s.extra_f32["expert_weights_scale"] = 2.5;
+  s.renorm = false;
+  s.weights_scale = 2.5f;
   TinyModel tm = build_tiny_model(s);
   REQUIRE(tm.model);
   auto r = Router::of(*tm.model, 0);

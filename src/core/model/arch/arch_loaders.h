@@ -1,5 +1,5 @@
 // Per-architecture tensor sets and MoE semantics (one file per architecture:
-// qwen3moe.cpp, llama.cpp, qwen2moe.cpp, qwen35moe.cpp) and the shared pieces they are built
+// qwen3moe.cpp, llama.cpp, qwen2moe.cpp, qwen35moe.cpp, gemma3.cpp) and the shared pieces they are built
 // from (layer_tensors.cpp).
 //
 // Each loader validates every tensor the architecture needs (name, shape, type)
@@ -16,6 +16,7 @@ Status load_qwen3moe(const TensorLookup& t, const Hparams& hp, ArchConfig* cfg, 
 Status load_llama(const TensorLookup& t, const Hparams& hp, ArchConfig* cfg, ModelWeights* w);
 Status load_qwen2moe(const TensorLookup& t, const Hparams& hp, ArchConfig* cfg, ModelWeights* w);
 Status load_qwen35moe(const TensorLookup& t, const Hparams& hp, ArchConfig* cfg, ModelWeights* w);
+Status load_gemma3(const TensorLookup& t, const Hparams& hp, ArchConfig* cfg, ModelWeights* w);
 
 // Dispatches on hp.arch. Errors: unsupported "architecture 'x' is not supported".
 Status load_architecture(const TensorLookup& t, const Hparams& hp, ArchConfig* cfg, ModelWeights* w);
@@ -29,7 +30,9 @@ Status load_attention(const TensorLookup& t, const Hparams& hp, const ArchConfig
 // ffn_norm plus ffn_{gate,up,down} {n_embd, n_ff}.
 Status load_dense_ffn(const TensorLookup& t, const Hparams& hp, int il, LayerWeights* l);
 // The FFN input norm (`norm_name`, ffn_norm.weight unless the architecture
-// calls it otherwise), router, optional exp_probs_b, ffn_{gate,up,down}_exps.
+// calls it otherwise), router (any matrix type), ffn_{gate,up,down}_exps.
+// No architecture LES supports has a selection bias (exp_probs_b.bias): as
+// in llama.cpp, such a tensor is left unused, so the file is refused.
 Status load_moe_ffn(const TensorLookup& t, const Hparams& hp, int il, LayerWeights* l,
                     const char* norm_name = "ffn_norm.weight");
 // ffn_{gate,up,down}_shexp {n_embd, n_ff_shexp} and, if `gated`, ffn_gate_inp_shexp {n_embd}.

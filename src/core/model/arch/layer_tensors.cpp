@@ -9,8 +9,9 @@ Status load_architecture(const TensorLookup& t, const Hparams& hp, ArchConfig* c
   if (hp.arch == "llama") return load_llama(t, hp, cfg, w);
   if (hp.arch == "qwen2moe") return load_qwen2moe(t, hp, cfg, w);
   if (hp.arch == "qwen35moe") return load_qwen35moe(t, hp, cfg, w);
+  if (hp.arch == "gemma3") return load_gemma3(t, hp, cfg, w);
   return unsupported_error("architecture '" + hp.arch +
-                           "' is not supported (supported: qwen3moe, llama, qwen2moe, qwen35moe)");
+                           "' is not supported (supported: qwen3moe, llama, qwen2moe, qwen35moe, gemma3)");
 }
 
 Status load_embeddings(const TensorLookup& t, const Hparams& hp, bool allow_tied, ModelWeights* w) {
@@ -37,6 +38,12 @@ Status load_attention(const TensorLookup& t, const Hparams& hp, const ArchConfig
     LES_ASSIGN_OR_RETURN(l->bq, t.require(blk_name(il, "attn_q.bias"), {hp.n_embd_q()}, TypeClass::f32_only));
     LES_ASSIGN_OR_RETURN(l->bk, t.require(blk_name(il, "attn_k.bias"), {hp.n_embd_k()}, TypeClass::f32_only));
     LES_ASSIGN_OR_RETURN(l->bv, t.require(blk_name(il, "attn_v.bias"), {hp.n_embd_v()}, TypeClass::f32_only));
+  } else if (!cfg.attn_output_gate) {
+    // llama.cpp's create_tensor_qkv loads Q/K/V biases for every architecture
+    // when the file has them, and build_qkv adds them.
+    LES_ASSIGN_OR_RETURN(l->bq, t.optional(blk_name(il, "attn_q.bias"), {hp.n_embd_q()}, TypeClass::f32_only));
+    LES_ASSIGN_OR_RETURN(l->bk, t.optional(blk_name(il, "attn_k.bias"), {hp.n_embd_k()}, TypeClass::f32_only));
+    LES_ASSIGN_OR_RETURN(l->bv, t.optional(blk_name(il, "attn_v.bias"), {hp.n_embd_v()}, TypeClass::f32_only));
   }
   if (cfg.qk_norm) {
     LES_ASSIGN_OR_RETURN(l->q_norm, t.require(blk_name(il, "attn_q_norm.weight"), {hp.head_dim}, TypeClass::f32_only));
@@ -58,8 +65,7 @@ Status load_dense_ffn(const TensorLookup& t, const Hparams& hp, int il, LayerWei
 Status load_moe_ffn(const TensorLookup& t, const Hparams& hp, int il, LayerWeights* l, const char* norm_name) {
   const int64_t e = hp.n_embd, ne = hp.n_expert, f = hp.n_ff_exp;
   LES_ASSIGN_OR_RETURN(l->ffn_norm, t.require(blk_name(il, norm_name), {e}, TypeClass::f32_only));
-  LES_ASSIGN_OR_RETURN(l->router, t.require(blk_name(il, "ffn_gate_inp.weight"), {e, ne}, TypeClass::f32_only));
-  LES_ASSIGN_OR_RETURN(l->exp_probs_b, t.optional(blk_name(il, "exp_probs_b.bias"), {ne}, TypeClass::f32_only));
+  LES_ASSIGN_OR_RETURN(l->router, t.require(blk_name(il, "ffn_gate_inp.weight"), {e, ne}, TypeClass::matrix));
   if (t.contiguous_experts() != nullptr) {
     // `les repack` layout (core/gguf/expert_layout.h): one packed tensor per layer.
     LES_RETURN_IF_ERROR(t.packed_experts(il, &l->gate_exps, &l->up_exps, &l->down_exps));
@@ -91,7 +97,7 @@ Status load_shared_expert(const TensorLookup& t, const Hparams& hp, bool gated, 
   LES_ASSIGN_OR_RETURN(l->down_shexp, t.require(blk_name(il, "ffn_down_shexp.weight"), {f, e}, TypeClass::matrix));
   if (gated) {
     LES_ASSIGN_OR_RETURN(l->gate_inp_shexp,
-                         t.require(blk_name(il, "ffn_gate_inp_shexp.weight"), {e}, TypeClass::f32_only));
+                         t.require(blk_name(il, "ffn_gate_inp_shexp.weight"), {e}, TypeClass::matrix));
   }
   return Status();
 }
