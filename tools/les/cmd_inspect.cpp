@@ -5,6 +5,11 @@
 // Arrays are never printed whole: only their element type and length.
 // A file the reader rejects prints its message to stderr and exits 1.
 //
+// Then what LES makes of it: RoPE (base, scaling), sliding window, attention
+// scale and softcapping as LES reads them; per tensor type whether LES has a
+// kernel; and whether LES runs the file, with every reason when it does not
+// (model_support_problems).
+//
 // For a model LES runs, a memory plan follows: dense bytes (resident when
 // experts stream), the routed experts and one expert's size, one token's
 // worth of experts (n_expert_used experts in every MoE layer: an expert cache
@@ -13,13 +18,16 @@
 // one expert slot plus the scheduler's scratch), and the KV
 // cache per 1k tokens for F16 and Q8_0 (kv_cache.h row sizes).
 #include <cstdio>
+#include <map>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "commands.h"
 #include "core/gguf/gguf_reader.h"
+#include "core/model/hparams.h"
 #include "core/model/model.h"
+#include "core/model/weight_matmul.h"
 #include "sched/streaming_expert_source.h"
 
 namespace les::tool {
@@ -68,9 +76,63 @@ void print_kv(const gguf::KeyValue& kv) {
 
 double mib(uint64_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); }
 
+// What LES computes from the {arch}.* keys: RoPE and its scaling, sliding
+// window, attention scale, softcapping (or why the keys do not parse).
+void print_model_summary(const GgufFile& g) {
+  auto hp = load_hparams(g);
+  fmt::print("\nmodel (as LES reads it):\n");
+  if (!hp.ok()) {
+    fmt::print("  hyperparameters not read: {}\n", hp.status().message());
+    return;
+  }
+  const RopeConfig& r = hp->rope;
+  fmt::print("  rope                   {} pairs, {} dims rotated of {}, base {:g}, scaling {}\n",
+             hp->n_rot / 2, hp->n_rot, hp->head_dim, r.freq_base, r.describe());
+  if (hp->n_swa > 0) {
+    int32_t n = 0;
+    for (int32_t il = 0; il < hp->n_layer; ++il) n += hp->is_swa(il) ? 1 : 0;
+    fmt::print("  sliding window         {} keys on {} of {} layers (their rope base {:g}, scale {:g})\n", hp->n_swa,
+               n, hp->n_layer, r.freq_base_swa, r.freq_scale_swa);
+  }
+  if (hp->f_attention_scale != 0.0f) fmt::print("  attention scale        {:g}\n", hp->f_attention_scale);
+  if (hp->final_logit_softcapping > 0.0f)
+    fmt::print("  final logit softcap    {:g}\n", hp->final_logit_softcapping);
+}
+
+// Per tensor type: tensors, bytes and whether LES has a kernel for it.
+void print_type_summary(const GgufFile& g) {
+  std::map<uint32_t, std::pair<int, uint64_t>> by_type;
+  for (const auto& t : g.tensors()) {
+    auto& e = by_type[static_cast<uint32_t>(t.type)];
+    e.first += 1;
+    e.second += t.n_bytes;
+  }
+  if (by_type.empty()) return;
+  fmt::print("\ntensor types:\n");
+  for (const auto& [id, e] : by_type) {
+    const GgmlType t = static_cast<GgmlType>(id);
+    const bool k = matmul_type_supported(t);
+    fmt::print("  {:<8} {:>5} tensors {:>12.1f} MiB  {}\n", ggml_type_name(t), e.first, mib(e.second),
+               k ? "LES computes it" : (t == GgmlType::F32 ? "LES computes it (norms, biases)" : "no kernel in LES"));
+  }
+}
+
+// Whether LES runs the file, with every reason when it does not.
+void print_support(const GgufFile& g) {
+  const std::vector<Status> reasons = model_support_problems(g);
+  if (reasons.empty()) {
+    fmt::print("\nLES support: runs this file\n");
+    return;
+  }
+  fmt::print("\nLES support: cannot run this file ({} {}):\n", reasons.size(), reasons.size() == 1 ? "reason" : "reasons");
+  for (const Status& r : reasons) fmt::print("  - {}\n", r.message());
+}
+
 // The memory plan described at the top; only for files LES can load as a model.
 void print_memory_plan(const std::string& path, uint64_t dense, uint64_t routed) {
-  auto model = Model::load(path, ModelParams{});  // mapped, nothing read
+  ModelParams mp;
+  mp.weights = WeightMemory::mmap;  // mapped, nothing read
+  auto model = Model::load(path, mp);
   if (!model.ok()) {
     fmt::print("\nmemory plan: not shown ({})\n", model.status().message());
     return;
@@ -150,6 +212,8 @@ int inspect(const std::string& path) {
       if (starts_with(kv.key, arch + ".")) print_kv(kv);
   }
 
+  if (!arch.empty()) print_model_summary(g);
+
   const bool has_tokenizer = g.find("tokenizer.ggml.model") != nullptr || g.find("tokenizer.ggml.tokens") != nullptr;
   if (has_tokenizer) {
     fmt::print("\ntokenizer:\n");
@@ -157,8 +221,8 @@ int inspect(const std::string& path) {
     auto pre = g.get_string_or("tokenizer.ggml.pre", "(none)");
     const Value* tokens = g.find("tokenizer.ggml.tokens");
     const Value* merges = g.find("tokenizer.ggml.merges");
-    fmt::print("  model {}, pre {}, vocab size {}, merges {}\n", model.ok() ? *model : "?", pre.ok() ? *pre : "?",
-               tokens && tokens->as_array() ? tokens->as_array()->count : 0,
+    fmt::print("  tokenizer model {}, pre-tokenizer {}, vocab size {}, merges {}\n", model.ok() ? *model : "?",
+               pre.ok() ? *pre : "?", tokens && tokens->as_array() ? tokens->as_array()->count : 0,
                merges && merges->as_array() ? merges->as_array()->count : 0);
     for (const auto& kv : g.metadata())
       if (starts_with(kv.key, "tokenizer.")) print_kv(kv);
@@ -184,11 +248,13 @@ int inspect(const std::string& path) {
       }
     }
   }
+  print_type_summary(g);
   fmt::print("\ntotals:\n");
   fmt::print("  tensors       {:>14} bytes  {:>14} params  ({} tensors)\n", total, params, g.tensors().size());
   fmt::print("  routed experts{:>14} bytes  {:>14} params  ({:.1f}% of bytes; tensors named *_exps*)\n", routed,
              routed_params, total ? 100.0 * static_cast<double>(routed) / static_cast<double>(total) : 0.0);
   fmt::print("  dense         {:>14} bytes  {:>14} params\n", total - routed, params - routed_params);
+  print_support(g);
   print_memory_plan(path, total - routed, routed);
   return 0;
 }
