@@ -24,3 +24,8 @@ if(TARGET les AND NOT LES_SANITIZE)
                    ${LES_FIXTURES_DIR})
   set_tests_properties(tools_run_valgrind PROPERTIES SKIP_RETURN_CODE 77 LABELS tools)
 endif()
+
+# The pretrained files scripts/fetch_pretrained.sh fetches (test_pretrained.cpp;
+# the LES_PRETRAINED_DIR environment variable overrides the cache variable).
+set_property(SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/core/model/test_pretrained.cpp APPEND PROPERTY
+             COMPILE_DEFINITIONS "LES_PRETRAINED_DIR=\"${LES_PRETRAINED_DIR}\"")

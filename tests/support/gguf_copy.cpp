@@ -60,15 +60,26 @@ void copy_gguf_edited(const std::string& src, const std::string& dst, const Gguf
       REQUIRE(w.add_tensor(t.name, t.type, ne, data.data(), data.size()).ok());
       continue;
     }
-    REQUIRE(t.type == GgmlType::F32);
     const auto q = kt.of(edit.retype_to).quantize_row;
     REQUIRE(q != nullptr);
     const auto row = ggml_row_bytes(edit.retype_to, t.ne[0]);
     REQUIRE(row.has_value());
     const int64_t rows = t.n_elements() / t.ne[0];
     std::vector<uint8_t> out(*row * static_cast<size_t>(rows));
-    const float* f = reinterpret_cast<const float*>(data.data());
-    for (int64_t r = 0; r < rows; ++r) q(f + r * t.ne[0], out.data() + static_cast<size_t>(r) * *row, t.ne[0]);
+    // Rows of another type are dequantised to F32 first (the kernel table's dequantize_row).
+    const auto deq = kt.of(t.type).dequantize_row;
+    REQUIRE((t.type == GgmlType::F32 || deq != nullptr));
+    const size_t in_row = static_cast<size_t>(t.row_bytes());
+    std::vector<float> f32(static_cast<size_t>(t.ne[0]));
+    for (int64_t r = 0; r < rows; ++r) {
+      const uint8_t* src_row = data.data() + static_cast<size_t>(r) * in_row;
+      const float* f = reinterpret_cast<const float*>(src_row);
+      if (t.type != GgmlType::F32) {
+        deq(src_row, f32.data(), t.ne[0]);
+        f = f32.data();
+      }
+      q(f, out.data() + static_cast<size_t>(r) * *row, t.ne[0]);
+    }
     REQUIRE(w.add_tensor(t.name, edit.retype_to, ne, out.data(), out.size()).ok());
   }
   REQUIRE(w.write_to_file(dst).ok());

@@ -1,5 +1,5 @@
 // Test helper: a copy of a GGUF file with keys added, replaced or removed
-// and F32 tensors converted to another type (for example a fixture model with
+// and tensors converted to another type (for example a fixture model with
 // a tokenizer.chat_template, rope.scaling.* keys, or F16 routers), written
 // with LES's own GgufWriter. REQUIREs that every step succeeds.
 #pragma once
@@ -23,9 +23,10 @@ void copy_gguf_with_strings(const std::string& src, const std::string& dst,
 struct GgufEdit {
   std::vector<std::pair<std::string, gguf::Value>> set;  // keys added or replaced
   std::vector<std::string> drop;                           // keys removed
-  // F32 tensors whose whole name matches `retype` are converted row by row to
+  // Tensors whose whole name matches `retype` are converted row by row to
   // `retype_to` with the kernel table's quantize_row (F16, BF16, Q8_0: the
-  // rounding llama.cpp's converter and quantiser use). Empty: none.
+  // rounding llama.cpp's converter and quantiser use), rows of a type other
+  // than F32 dequantised to F32 first. Empty: none.
   std::string retype;
   GgmlType retype_to = GgmlType::F32;
 };
