@@ -41,7 +41,7 @@
 #include <unistd.h>
 
 #include "bench_support.h"
-#include "io/aligned_buffer.h"
+#include "support/aligned_buffer_pool.h"
 #include "io/io_factory.h"
 
 namespace {

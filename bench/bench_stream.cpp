@@ -63,7 +63,7 @@
 #include "core/model/context.h"
 #include "core/gguf/gguf_reader.h"
 #include "core/model/model.h"
-#include "io/aligned_buffer.h"
+#include "io/aligned_bytes.h"
 #include "io/io_factory.h"
 #include "sched/slot_layout.h"
 #include "sched/context_factory.h"

@@ -21,7 +21,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "io/aligned_buffer.h"
+#include "io/aligned_bytes.h"
 
 namespace les::bench {
 

@@ -1,6 +1,6 @@
 // widen_to_alignment: turns an arbitrary byte range of a file into one that
 // O_DIRECT can read, for callers that own an aligned destination with slack
-// (an AlignedBufferPool buffer). Zero-copy alternative to a bounce buffer:
+// (e.g. an AlignedBytes block). Zero-copy alternative to a bounce buffer:
 // read the widened range into the aligned buffer and use `dst + skip`.
 //
 // Example (alignment 4096, file of 10000 bytes): bytes [5000, 5100) widen to

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "io/aligned_buffer.h"
+#include "io/aligned_bytes.h"
 
 namespace les::io {
 

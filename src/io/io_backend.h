@@ -27,17 +27,22 @@
 // Buffer lifetime: a request's destination must stay valid until its
 // completion has been reaped (or cancel_all has returned).
 //
-// Usage (error handling shortened):
-//   IoOptions opts;  opts.queue_depth = 16;
-//   auto backend = create_io_backend(IoBackendKind::automatic, opts).value();   // io_factory.h
-//   auto pool = AlignedBufferPool::create(blob_bytes, 64).value();             // aligned_buffer.h
-//   backend->register_buffers(pool.regions());          // optional; unsupported is fine
-//   FileId f = backend->open_file(path).value();
-//   AlignedBuffer buf = pool.acquire().value();
-//   ReadRequest r{/*tag=*/42, f, offset, length, buf.data()};   // see aligned_range.h for
-//   backend->submit({&r, 1});                                    // unaligned GGUF ranges
+// Usage, as the scheduler reads experts (sched/streaming_expert_source.cpp;
+// error handling shortened):
+//   IoOptions opts;  opts.queue_depth = 64;                      // io_factory.h
+//   auto backend = create_io_backend(IoBackendKind::automatic, opts).value();
+//   FileId f = backend->open_file(model_path).value();
+//   // The destinations are the expert cache's slots: one aligned arena
+//   // (sched/expert_cache.h), registered as fixed buffers while no read is
+//   // outstanding (sched/slot_registration.h); unsupported is fine, the reads
+//   // then go unregistered.
+//   backend->register_buffers(slot_regions);
+//   ReadRequest r{/*tag=*/slot * 4 + part, f, offset, length, slot_data + slot_offset};
+//   backend->submit({&r, 1});        // an expert's reads (gate, up, down) in one call
 //   std::vector<ReadCompletion> done;
-//   backend->reap(/*min_complete=*/1, kWaitForever, done);   // done[0].tag == 42
+//   backend->reap(/*min_complete=*/0, std::chrono::nanoseconds(0), done);  // poll between computes
+//   backend->reap(/*min_complete=*/1, kWaitForever, done);  // wait only when nothing is ready
+// (Reads at unaligned file offsets: aligned_range.h.)
 #pragma once
 
 #include <chrono>

@@ -7,7 +7,7 @@
 // - O_DIRECT descriptors (probed per file by FileTable) for requests whose
 //   offset, destination and length are 4 KiB aligned; unaligned requests and
 //   unaligned tails go to the buffered descriptor.
-// - register_buffers registers caller memory (an AlignedBufferPool's buffers)
+// - register_buffers registers caller memory (the expert cache's slots)
 //   as fixed buffers; a read that lies inside one uses IORING_OP_READ_FIXED.
 // - A CQE with fewer bytes than asked is advanced and resubmitted at the
 //   front of the queue; -EAGAIN / -EINTR are requeued at the back.

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "io/aligned_buffer.h"
+#include "support/aligned_buffer_pool.h"
 
 using namespace les::io;
 using les::StatusCode;

@@ -8,7 +8,7 @@
 #include <random>
 #include <set>
 
-#include "io/aligned_buffer.h"
+#include "support/aligned_buffer_pool.h"
 #include "io/fault_injecting_backend.h"
 #include "io_backend_list.h"
 #include "io_test_util.h"

@@ -16,7 +16,7 @@
 
 #include <unistd.h>
 
-#include "io/aligned_buffer.h"
+#include "support/aligned_buffer_pool.h"
 #include "io/aligned_range.h"
 #include "io/io_backend.h"
 #include "io_backend_list.h"

@@ -1,15 +1,13 @@
-// Aligned memory for direct I/O: AlignedBytes (one owned, aligned block) and
-// AlignedBufferPool (fixed-size buffers carved from one arena, handed out as
-// move-only AlignedBuffer handles that are released exactly once).
+// AlignedBufferPool (fixed-size buffers carved from one aligned arena,
+// handed out as move-only AlignedBuffer handles that are released exactly
+// once): test and benchmark support, not part of the library. The engine's
+// reads go into the expert cache's slots instead (registered with the
+// backend by sched::SlotRegistration; see io/io_backend.h). Tests and
+// bench_io use the pool to read into aligned memory and to register buffers
+// with a backend (IoBackend::register_buffers(pool.regions())).
 //
-// O_DIRECT needs the file offset, the length and the destination address
-// aligned to the device's logical block size; 4096 bytes covers every device
-// we target. io_uring can register the pool's buffers once
-// (IoBackend::register_buffers(pool.regions())) to skip per-read page pinning.
-//
-// Ownership: the pool is an object owned by the engine/context (no globals).
-// The arena lives until the pool and every handle taken from it are gone, so a
-// handle that outlives its pool is still safe to use and to drop.
+// Ownership: the arena lives until the pool and every handle taken from it
+// are gone, so a handle that outlives its pool is still safe to use and to drop.
 // Thread-safety: acquire/release and the counters are thread-safe (a mutex).
 #pragma once
 
@@ -19,34 +17,10 @@
 #include <span>
 #include <vector>
 
+#include "io/aligned_bytes.h"
 #include "util/status.h"
 
 namespace les::io {
-
-// One heap block of `size` bytes whose address is a multiple of `alignment`,
-// zero-filled. Move-only; freed by the destructor.
-class AlignedBytes {
- public:
-  AlignedBytes() = default;
-  // Errors: invalid_argument (alignment not a power of two or < sizeof(void*)),
-  // out_of_memory.
-  static Result<AlignedBytes> allocate(size_t size, size_t alignment = 4096);
-
-  AlignedBytes(AlignedBytes&& other) noexcept;
-  AlignedBytes& operator=(AlignedBytes&& other) noexcept;
-  AlignedBytes(const AlignedBytes&) = delete;
-  AlignedBytes& operator=(const AlignedBytes&) = delete;
-  ~AlignedBytes();
-
-  std::byte* data() const noexcept { return data_; }
-  size_t size() const noexcept { return size_; }
-  std::span<std::byte> span() const noexcept { return {data_, size_}; }
-
- private:
-  AlignedBytes(std::byte* data, size_t size) : data_(data), size_(size) {}
-  std::byte* data_ = nullptr;
-  size_t size_ = 0;
-};
 
 class AlignedBufferPool;
 struct AlignedBufferPoolState;  // shared by the pool and its handles
