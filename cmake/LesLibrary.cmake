@@ -41,8 +41,7 @@ set_source_files_properties(${CMAKE_SOURCE_DIR}/src/vision/image_resize.cpp
                             ${CMAKE_SOURCE_DIR}/src/vision/image_slicing.cpp
                             PROPERTIES COMPILE_OPTIONS -ffp-contract=off)
 target_include_directories(les_obj PUBLIC ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include)
-target_link_libraries(les_obj PUBLIC les_kernels_obj fmt::fmt spdlog::spdlog nlohmann_json::nlohmann_json
-                      Threads::Threads PkgConfig::UTF8PROC)
+target_link_libraries(les_obj PUBLIC les_kernels_obj fmt::fmt spdlog::spdlog Threads::Threads PkgConfig::UTF8PROC)
 if(LIBURING_FOUND)
   target_link_libraries(les_obj PUBLIC PkgConfig::LIBURING)
   target_compile_definitions(les_obj PUBLIC LES_HAVE_LIBURING=1)
