@@ -12,8 +12,17 @@ file(GLOB LES_CORE_SOURCES CONFIGURE_DEPENDS
   ${CMAKE_SOURCE_DIR}/src/core/model/arch/*.cpp
   ${CMAKE_SOURCE_DIR}/src/io/*.cpp
   ${CMAKE_SOURCE_DIR}/src/sched/*.cpp
-  ${CMAKE_SOURCE_DIR}/src/vision/*.cpp
   ${CMAKE_SOURCE_DIR}/bindings/c/*.cpp)
+# Image input (LES_WITH_VISION): src/vision and the les_vision.h entry points
+# (bindings/c/les_vision*.cpp); without it bindings/c/les_vision_off.cpp
+# answers every les_vision.h call with LES_ERR_UNSUPPORTED (the ABI is the same).
+if(LES_WITH_VISION)
+  file(GLOB LES_VISION_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/vision/*.cpp)
+  list(APPEND LES_CORE_SOURCES ${LES_VISION_SOURCES})
+  list(REMOVE_ITEM LES_CORE_SOURCES ${CMAKE_SOURCE_DIR}/bindings/c/les_vision_off.cpp)
+else()
+  list(FILTER LES_CORE_SOURCES EXCLUDE REGEX "/bindings/c/les_vision(_generate)?\\.cpp$")
+endif()
 
 # The dispatch_io backend: with the rest on Apple, its own compile rule on Linux, or not at all.
 include(${CMAKE_SOURCE_DIR}/cmake/LesDispatchIo.cmake)
@@ -28,13 +37,14 @@ endif()
 # api_no_icu checks that libles.so does not link it.
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
 
-# stb_image (libstb-dev): PNG/JPEG/PPM decoding for the vision input
-# (vision/image_decode.cpp compiles the header-only implementation itself, with
-# internal linkage; libstb.so is not linked).
-find_path(STB_IMAGE_INCLUDE_DIR stb_image.h PATH_SUFFIXES stb REQUIRED)
-
 add_library(les_obj OBJECT ${LES_CORE_SOURCES})
-target_include_directories(les_obj SYSTEM PRIVATE ${STB_IMAGE_INCLUDE_DIR})
+if(LES_WITH_VISION)
+  # stb_image (libstb-dev): PNG/JPEG/PPM decoding for the vision input
+  # (vision/image_decode.cpp compiles the header-only implementation itself, with
+  # internal linkage; libstb.so is not linked).
+  find_path(STB_IMAGE_INCLUDE_DIR stb_image.h PATH_SUFFIXES stb REQUIRED)
+  target_include_directories(les_obj SYSTEM PRIVATE ${STB_IMAGE_INCLUDE_DIR})
+endif()
 # llama.cpp's resizes are bit-exact only without fused multiply-adds (its x86-64
 # build has none); keep the compiler from contracting them on any target.
 set_source_files_properties(${CMAKE_SOURCE_DIR}/src/vision/image_resize.cpp
