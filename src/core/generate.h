@@ -32,14 +32,16 @@
 // leaves nothing pending: the EOS token is not part of the context) or the
 // context is full (then it is delivered but dropped). An empty prompt
 // continues from the pending token or the current logits.
-// With GenerateParams::speculative, the decode is a speculative step instead
-// (core/speculative/speculative_decoder.h): it evaluates t with drafted
-// tokens in one verify pass and returns several tokens at once, which the
-// loop then delivers one by one as above (the verifier already sampled and
-// accepted them; the context remembers the accepted ones and drops the
-// rejected ones). A stop in the middle of them rolls the context back so it
-// ends exactly as plain decoding would leave it: the same token ids, the
-// last delivered token pending.
+// The loop takes its tokens from a TokenSupply (core/token_supply.h): plain
+// decoding samples and decodes as above; with GenerateParams::speculative the
+// decode is a speculative step instead (core/speculative/speculative_decoder.h):
+// it evaluates t with drafted tokens in one verify pass and returns several
+// tokens at once, which the loop then delivers one by one as above (the
+// verifier already sampled and accepted them; the context remembers the
+// accepted ones and drops the rejected ones). A stop in the middle of them
+// rolls the context back so it ends exactly as plain decoding would leave it:
+// the same token ids, the last delivered token pending; an interrupt drops
+// the accepted tokens not delivered yet.
 //
 // Timing (std::chrono::steady_clock): prefill = the prompt's decode call;
 // decode = the whole decode phase, from the end of the prefill to the last
