@@ -99,7 +99,7 @@ class ExpertSource : public ExpertCost {
   // layer may fetch all of a layer's experts first and compute them together
   // (one fork-join per matrix kind instead of per expert; the same results).
   // Default: false (ready-first, one expert at a time).
-  virtual bool gets_immediate() const { return false; }
+  virtual bool get_never_waits() const { return false; }
   // How long the compute pool's idle workers spin before they sleep
   // (ThreadPool::set_idle_spin; the Context applies it at creation). A source
   // whose get() waits for reads asks for longer, so the workers are still
@@ -147,7 +147,7 @@ class ResidentExpertSource final : public ExpertSource {
   };
   explicit ResidentExpertSource(std::vector<LayerExperts> layers) : layers_(std::move(layers)) {}
   Result<ExpertMatrices> get(int32_t layer, int32_t expert) override;
-  bool gets_immediate() const override { return true; }
+  bool get_never_waits() const override { return true; }
 
  private:
   std::vector<LayerExperts> layers_;

@@ -240,7 +240,7 @@ Status run_routed_experts(ExpertSource& experts, int32_t il, const float* h, int
 
   s.slot_out.assign(static_cast<size_t>(n * k * E), 0.0f);
   const bool observed = observers != nullptr && observers->activations;
-  if (experts.gets_immediate() && !observed && !g.used.empty()) {
+  if (experts.get_never_waits() && !observed && !g.used.empty()) {
     s.mats.clear();
     for (const int32_t e : g.used) {
       LES_ASSIGN_OR_RETURN(const ExpertMatrices mats, experts.get(il, e));
