@@ -5,7 +5,7 @@
 // The forward pass of a model with the trace's shape (same n_layer and
 // n_expert, top-k at least the trace's) computes, for each (token, layer),
 // exactly the experts the trace names, with the trace's gate weights, instead
-// of its router's choice: apply() is a RoutingOverride (forward_observers.h,
+// of its router's choice: apply() is a RoutingOverride (routing_override.h,
 // bench only). The caller runs the trace's first turn in order: one prefill
 // batch of all its prompt tokens (begin_prefill), then one decode token per
 // begin_decode(i), i = 0, 1, ... A prefill (token, layer) the trace lacks
@@ -33,7 +33,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/model/forward_observers.h"
+#include "core/model/routing_override.h"
 #include "trace/route_trace.h"
 #include "trace/simulated_lookahead.h"
 #include "util/status.h"

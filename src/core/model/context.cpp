@@ -148,7 +148,8 @@ Status Context::decode_rows(std::span<const int32_t> caller_tokens, const float*
     chunk_logits_.resize(static_cast<size_t>(all_logits ? m : 1) * n_vocab);
     const auto chunk = tokens.subspan(static_cast<size_t>(c0), static_cast<size_t>(m));
     Status st = forward_batch(model_, seq_, expert_source(), chunk, all_logits, chunk_logits_.data(), scratch_,
-                              &observers_, params_.output_hidden ? hidden.data() + c0 * E : nullptr, chunk_embd);
+                              &observers_, params_.output_hidden ? hidden.data() + c0 * E : nullptr, chunk_embd,
+                              routing_override_ ? &routing_override_ : nullptr);
     if (chunk_embd != nullptr) chunk_embd += std::count(chunk.begin(), chunk.end(), kEmbeddingToken) * E;
     if (!st.ok()) return abandon(st);
     seq_.advance(static_cast<int32_t>(m));

@@ -190,9 +190,9 @@ class Context {
   // Called per weight matrix with its input rows (forward_observers.h; the imatrix).
   // An empty function removes it.
   void set_activation_observer(ActivationObserver obs) { observers_.activations = std::move(obs); }
-  // Bench only (forward_observers.h): every MoE layer computes the experts
+  // Bench only (routing_override.h): every MoE layer computes the experts
   // `f` names instead of its router's choice. Not reachable from les.h.
-  void set_routing_override(RoutingOverride f) { observers_.routing_override = std::move(f); }
+  void set_routing_override(RoutingOverride f) { routing_override_ = std::move(f); }
   // The expert source this Context runs on: its own (given to create) or the
   // model's resident one. Valid as long as the Context.
   ExpertSource& expert_source() const noexcept { return own_experts_ ? *own_experts_ : model_.resident_experts(); }
@@ -214,6 +214,7 @@ class Context {
   std::unique_ptr<ExpertSource> own_experts_;  // null: the model's resident experts
   ForwardObservers observers_;
   Interrupt interrupt_;
+  RoutingOverride routing_override_;  // bench only; empty: the routers decide
   std::unique_ptr<kernels::ThreadPool> pool_;  // owned: matmul row splits
   ForwardScratch scratch_;
   std::vector<float> logits_;      // n_vocab

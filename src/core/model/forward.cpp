@@ -25,7 +25,7 @@ void softcap(float* x, int64_t n, float c) {
 
 Status forward_batch(const Model& model, SequenceState& seq, ExpertSource& experts, std::span<const int32_t> tokens,
                      bool all_rows, float* logits, ForwardScratch& s, const ForwardObservers* observers, float* hidden,
-                     const float* embd) {
+                     const float* embd, const RoutingOverride* routing_override) {
   const Hparams& hp = model.hparams();
   const ModelWeights& W = model.weights();
   const ArchConfig& cfg = model.config();
@@ -68,7 +68,7 @@ Status forward_batch(const Model& model, SequenceState& seq, ExpertSource& exper
     for (int64_t i = r0 * E; i < n * E; ++i) s.x[i] += s.o[i];
     for (int64_t t = r0; t < n; ++t) ops::rms_norm(s.x.data() + t * E, f32(l.ffn_norm), E, hp.rms_eps, s.h.data() + t * E);
     LES_RETURN_IF_ERROR(ffn_forward(model, il, experts, s.h.data() + r0 * E, n - r0, static_cast<int32_t>(r0),
-                                    s.o.data() + r0 * E, s.ffn, s.mm, observers));
+                                    s.o.data() + r0 * E, s.ffn, s.mm, observers, routing_override));
     if (cfg.post_norms) post_norm(s.o.data(), r0, n, E, l.ffn_post_norm, hp.rms_eps);
     for (int64_t i = r0 * E; i < n * E; ++i) s.x[i] += s.o[i];
   }

@@ -26,6 +26,7 @@
 #include "core/model/linear_attention.h"
 #include "core/model/model.h"
 #include "core/model/moe_layer.h"
+#include "core/model/routing_override.h"
 #include "core/model/sequence_state.h"
 #include "core/model/weight_matmul.h"
 
@@ -54,9 +55,11 @@ inline constexpr int32_t kEmbeddingToken = -1;
 // every token's final hidden state after output_norm (the row the LM head
 // multiplies; an MTP head's input). `observers` (may be null) hears every
 // router decision and, per weight matrix, its input rows (the last layer's
-// attention output and FFN only for the rows computed).
+// attention output and FFN only for the rows computed). `routing_override`
+// (bench only, routing_override.h; may be null) replaces the routers' choice.
 Status forward_batch(const Model& model, SequenceState& seq, ExpertSource& experts, std::span<const int32_t> tokens,
                      bool all_rows, float* logits, ForwardScratch& s, const ForwardObservers* observers,
-                     float* hidden = nullptr, const float* embd = nullptr);
+                     float* hidden = nullptr, const float* embd = nullptr,
+                     const RoutingOverride* routing_override = nullptr);
 
 }  // namespace les

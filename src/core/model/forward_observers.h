@@ -1,7 +1,8 @@
 // Hooks a forward pass calls while it runs, for tests and statistics: what
 // each MoE router decided, and what enters each weight matrix (the inputs an
 // importance matrix accumulates). Both are optional; with neither set the
-// forward pass does no extra work.
+// forward pass does no extra work. Observers only observe: what changes the
+// computation (the bench's routing override) is routing_override.h.
 //
 // Thread-safety: called on the thread that runs the forward pass; pointers in
 // an observation are valid only during the call.
@@ -42,29 +43,9 @@ struct ActivationObservation {
 };
 using ActivationObserver = std::function<void(const ActivationObservation&)>;
 
-// Bench only (bench_trace's end-to-end mode replays recorded routing through
-// a real forward pass; never set through les.h or les run): replaces one MoE
-// layer's router choice. `selected` / `weights` hold the router's n_tokens x k
-// choice (k = n_expert_used); the override may rewrite them as n_tokens x k'
-// (k' <= k; ids in [0, n_expert), distinct within a token; the weights are
-// used as they are) and returns k', or 0 to keep the router's choice, or a
-// negative value to fail the forward pass. `first_token` is the index in the
-// batch of the first row (the last layer may route only the last row).
-struct RoutingOverrideRequest {
-  int32_t layer = 0;
-  int32_t first_token = 0;
-  int64_t n_tokens = 0;
-  int32_t n_expert = 0;
-  int32_t k = 0;
-  int32_t* selected = nullptr;
-  float* weights = nullptr;
-};
-using RoutingOverride = std::function<int32_t(const RoutingOverrideRequest&)>;
-
 struct ForwardObservers {
   RouterObserver router;
   ActivationObserver activations;
-  RoutingOverride routing_override;  // bench only (above)
 };
 
 // Calls obs->activations (when set) for the input of blk.<layer>.<suffix>

@@ -64,12 +64,12 @@ void report_routing(const ForwardObservers* observers, int32_t il, int32_t first
   observers->router(o);
 }
 
-// The bench-only routing override (forward_observers.h), if set: lets it
+// The bench-only routing override (routing_override.h), if set: lets it
 // rewrite the router's n x k choice as n x k' (k' <= k) and checks what it
 // wrote (ids in range, distinct within a token). `k` becomes k'.
-Status apply_routing_override(const ForwardObservers* observers, int32_t il, int32_t first_token, int64_t n,
+Status apply_routing_override(const RoutingOverride* routing_override, int32_t il, int32_t first_token, int64_t n,
                               int64_t n_expert, int64_t& k, RouterOutput& r) {
-  if (observers == nullptr || !observers->routing_override) return Status();
+  if (routing_override == nullptr || !*routing_override) return Status();
   RoutingOverrideRequest q;
   q.layer = il;
   q.first_token = first_token;
@@ -78,7 +78,7 @@ Status apply_routing_override(const ForwardObservers* observers, int32_t il, int
   q.k = static_cast<int32_t>(k);
   q.selected = r.selected.data();
   q.weights = r.weights.data();
-  const int32_t kk = observers->routing_override(q);
+  const int32_t kk = (*routing_override)(q);
   if (kk < 0 || kk > k)
     return invalid_argument_error("routing override of layer " + std::to_string(il) + " returned " +
                                   std::to_string(kk) + " experts per token (router top-k " + std::to_string(k) + ")");
@@ -305,14 +305,14 @@ Status add_shared_expert(const LayerWeights& l, bool gated, int32_t il, const fl
 
 Status moe_forward(const Model& model, int32_t il, ExpertSource& experts, const float* h, int64_t n,
                    int32_t first_token, float* out, FfnScratch& s, MatmulScratch& ms,
-                   const ForwardObservers* observers) {
+                   const ForwardObservers* observers, const RoutingOverride* routing_override) {
   const Hparams& hp = model.hparams();
   const int64_t E = hp.n_embd, ne = hp.n_expert;
   int64_t k = hp.n_expert_used;  // the bench-only routing override may lower it
   LES_ASSIGN_OR_RETURN(const Router router, Router::of(model, il));
   observe_input(observers, il, "ffn_gate_inp.weight", -1, h, n, E);
   LES_RETURN_IF_ERROR(router.route(h, n, s.route, ms));
-  LES_RETURN_IF_ERROR(apply_routing_override(observers, il, first_token, n, ne, k, s.route));
+  LES_RETURN_IF_ERROR(apply_routing_override(routing_override, il, first_token, n, ne, k, s.route));
   report_routing(observers, il, first_token, n, ne, k, s.route);
   group_by_expert(s.route.selected, ne, s.groups);
   LES_RETURN_IF_ERROR(run_routed_experts(experts, il, h, n, E, k, s, ms, observers));
@@ -329,9 +329,10 @@ Status moe_forward(const Model& model, int32_t il, ExpertSource& experts, const 
 
 Status ffn_forward(const Model& model, int32_t il, ExpertSource& experts, const float* h, int64_t n_tokens,
                    int32_t first_token, float* out, FfnScratch& s, MatmulScratch& ms,
-                   const ForwardObservers* observers) {
+                   const ForwardObservers* observers, const RoutingOverride* routing_override) {
   const LayerWeights& l = model.weights().layers[static_cast<size_t>(il)];
-  if (l.is_moe()) return moe_forward(model, il, experts, h, n_tokens, first_token, out, s, ms, observers);
+  if (l.is_moe())
+    return moe_forward(model, il, experts, h, n_tokens, first_token, out, s, ms, observers, routing_override);
   return swiglu_ffn(l.ffn_gate, l.ffn_up, l.ffn_down, h, n_tokens, out, s, ms, FfnTag{observers, il, -1, ""},
                     model.config().ffn_act);
 }

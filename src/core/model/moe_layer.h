@@ -21,6 +21,7 @@
 
 #include "core/model/expert_source.h"
 #include "core/model/forward_observers.h"
+#include "core/model/routing_override.h"
 #include "core/model/model.h"
 #include "core/model/router.h"
 #include "core/model/weight_matmul.h"
@@ -51,10 +52,12 @@ struct FfnScratch {
 };
 
 // out = FFN(h) for layer `il`, telling `observers` (may be null) the router's
-// decisions and each matrix's input. Errors: from the router (a layer without
-// one), the expert source, unsupported weight types.
+// decisions and each matrix's input; `routing_override` (bench only, may be
+// null: routing_override.h) replaces the router's choice. Errors: from the
+// router (a layer without one), the expert source, unsupported weight types,
+// an override's bad answer.
 Status ffn_forward(const Model& model, int32_t il, ExpertSource& experts, const float* h, int64_t n_tokens,
                    int32_t first_token, float* out, FfnScratch& s, MatmulScratch& ms,
-                   const ForwardObservers* observers);
+                   const ForwardObservers* observers, const RoutingOverride* routing_override = nullptr);
 
 }  // namespace les
