@@ -16,8 +16,8 @@ using les::capi::guarded;
 namespace les::capi {
 namespace {
 
-constexpr int32_t kMaxLookupNgram = 16;  // PromptLookupParams' bound
-constexpr int32_t kMaxDraftMax = 64;     // SpeculativeParams' bound
+constexpr int32_t kMaxLookupNgram = kPromptLookupMaxNgram;  // PromptLookupParams' bound
+constexpr int32_t kMaxDraftMax = kMaxDraftTokens;           // SpeculativeParams' bound
 
 Status check_ranges(const les_generate_params& p) {
   if (p.lookup_ngram < 0 || p.lookup_ngram > kMaxLookupNgram)

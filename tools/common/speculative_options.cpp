@@ -7,13 +7,15 @@
 #include <string>
 
 #include "common/model_options.h"
+#include "core/speculative/prompt_lookup.h"
+#include "core/speculative/speculative_decoder.h"
 
 namespace les::tool {
 namespace {
 
 constexpr int32_t kDefaultLookup = 3;
-constexpr int32_t kMaxLookup = 16;    // les_generate_params.lookup_ngram's bound
-constexpr int32_t kMaxDraftMax = 64;  // les_generate_params.draft_max's bound
+constexpr int32_t kMaxLookup = kPromptLookupMaxNgram;  // les_generate_params.lookup_ngram's bound
+constexpr int32_t kMaxDraftMax = kMaxDraftTokens;      // les_generate_params.draft_max's bound
 
 // A whole number in [lo, hi] from `s`, or false.
 bool parse_int(const std::string& s, int32_t lo, int32_t hi, int32_t* out) {
@@ -33,14 +35,15 @@ double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
 void add_speculative_options(CLI::App* cmd, SpeculativeOptions& o) {
   o.lookup_opt = cmd->add_option("--lookup", o.lookup,
                   "Speculative decoding with prompt lookup: draft what followed the last N tokens earlier in the "
-                  "text (N = 1..16; default 3 when given without a value)")
+                  "text (N = 1.." + std::to_string(kMaxLookup) + "; default 3 when given without a value)")
       ->expected(0, 1);
   cmd->add_option("--draft", o.draft,
                   "Speculative decoding with a draft model: a GGUF with the same vocabulary as -m, run resident");
   cmd->add_flag("--mtp", o.mtp,
                 "Speculative decoding with the draft head stored in -m (an MTP / nextn block; a model without "
                 "one is refused)");
-  cmd->add_option("--draft-max", o.draft_max, "Most drafted tokens per verify pass (1..64)")->capture_default_str();
+  cmd->add_option("--draft-max", o.draft_max, "Most drafted tokens per verify pass (1.." + std::to_string(kMaxDraftMax) + ")")
+      ->capture_default_str();
   cmd->add_option("--draft-min", o.draft_min,
                   "Fewest drafts a verify pass checks when the drafter offers them (0..draft-max; 0 = the byte-aware "
                   "length decides, > 0 forces speculation: for measurements)")

@@ -293,7 +293,8 @@ void register_serve(CLI::App& app, ToolState& state) {
       "--mmproj", o->mmproj,
       "Vision encoder (mmproj GGUF) of the model: chat messages may then hold image_url parts (data: URLs)");
   // Without --mmproj the image limits would silently do nothing: a usage error instead.
-  cmd->add_option("--max-images", o->max_images, "With --mmproj: images per request (1..64)")
+  cmd->add_option("--max-images", o->max_images,
+                  "With --mmproj: images per request (1.." + std::to_string(kMaxImagesLimit) + ")")
       ->capture_default_str()
       ->needs(mmproj);
   cmd->add_option("--max-image-mb", o->max_image_mb, "With --mmproj: MiB per image as sent (encoded PNG/JPEG/PPM)")

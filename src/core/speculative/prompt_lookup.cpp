@@ -8,9 +8,10 @@
 namespace les {
 
 Result<std::unique_ptr<PromptLookupDrafter>> PromptLookupDrafter::create(const PromptLookupParams& p) {
-  if (p.ngram_min < 1 || p.ngram_max < p.ngram_min || p.ngram_max > 16)
-    return invalid_argument_error("prompt lookup: n-gram sizes must satisfy 1 <= ngram_min <= ngram_max <= 16, got " +
-                                  std::to_string(p.ngram_min) + ".." + std::to_string(p.ngram_max));
+  if (p.ngram_min < 1 || p.ngram_max < p.ngram_min || p.ngram_max > kPromptLookupMaxNgram)
+    return invalid_argument_error("prompt lookup: n-gram sizes must satisfy 1 <= ngram_min <= ngram_max <= " +
+                                  std::to_string(kPromptLookupMaxNgram) + ", got " + std::to_string(p.ngram_min) +
+                                  ".." + std::to_string(p.ngram_max));
   return std::unique_ptr<PromptLookupDrafter>(new PromptLookupDrafter(p));
 }
 

@@ -22,14 +22,17 @@
 
 namespace les {
 
+// The longest n-gram prompt lookup searches (les_generate_params.lookup_ngram's bound).
+inline constexpr int32_t kPromptLookupMaxNgram = 16;
+
 struct PromptLookupParams {
-  int32_t ngram_max = 3;  // longest suffix searched (1..16)
+  int32_t ngram_max = 3;  // longest suffix searched (1..kPromptLookupMaxNgram)
   int32_t ngram_min = 1;  // shortest (1..ngram_max)
 };
 
 class PromptLookupDrafter final : public Drafter {
  public:
-  // Errors: invalid_argument (ngram_min < 1, ngram_max < ngram_min, ngram_max > 16).
+  // Errors: invalid_argument (ngram_min < 1, ngram_max < ngram_min, ngram_max > kPromptLookupMaxNgram).
   static Result<std::unique_ptr<PromptLookupDrafter>> create(const PromptLookupParams& p);
 
   const char* name() const noexcept override { return "lookup"; }

@@ -29,9 +29,9 @@ SpeculativeDecoder::SpeculativeDecoder(std::unique_ptr<Drafter> d, const Specula
 Result<std::unique_ptr<SpeculativeDecoder>> SpeculativeDecoder::create(std::unique_ptr<Drafter> drafter,
                                                                         const SpeculativeParams& p) {
   if (!drafter) return invalid_argument_error("speculative decoding: no drafter");
-  if (p.draft_max < 1 || p.draft_max > 64)
-    return invalid_argument_error("speculative decoding: draft_max " + std::to_string(p.draft_max) +
-                                  " outside 1..64");
+  if (p.draft_max < 1 || p.draft_max > kMaxDraftTokens)
+    return invalid_argument_error("speculative decoding: draft_max " + std::to_string(p.draft_max) + " outside 1.." +
+                                  std::to_string(kMaxDraftTokens));
   if (p.draft_min < 0 || p.draft_min > p.draft_max)
     return invalid_argument_error("speculative decoding: draft_min " + std::to_string(p.draft_min) +
                                   " outside 0..draft_max (" + std::to_string(p.draft_max) + ")");

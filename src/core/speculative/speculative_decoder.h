@@ -43,14 +43,17 @@
 
 namespace les {
 
+// The most drafts one verify pass may check (les_generate_params.draft_max's bound).
+inline constexpr int32_t kMaxDraftTokens = 64;
+
 struct SpeculativeParams {
-  int32_t draft_max = 8;  // most drafts per verify pass (1..64)
+  int32_t draft_max = 8;  // most drafts per verify pass (1..kMaxDraftTokens)
   int32_t draft_min = 0;  // fewest verified when available (0..draft_max; 0 = the policy may decode plainly)
 };
 
 class SpeculativeDecoder {
  public:
-  // Errors: invalid_argument (null drafter, draft_max outside 1..64,
+  // Errors: invalid_argument (null drafter, draft_max outside 1..kMaxDraftTokens,
   // draft_min outside 0..draft_max).
   static Result<std::unique_ptr<SpeculativeDecoder>> create(std::unique_ptr<Drafter> drafter,
                                                             const SpeculativeParams& p);
