@@ -16,9 +16,9 @@ int main(int argc, char** argv) {
   // glibc raises its mmap threshold after each large free (up to 32 MiB), after
   // which the multi-MiB buffers of an image request (the body, its base64
   // text, decoded bytes and pixels) come from per-thread arenas and stay
-  // there: the resident set grew by ~54 MiB per 4-image request and never came
-  // back (8 requests: 26 -> 493 MiB). A fixed threshold keeps every buffer of
-  // 1 MiB or more in its own mapping, returned on free (8 requests: ~89 MiB).
+  // there: the resident set grew with every image request and never came back.
+  // A fixed threshold keeps every buffer of 1 MiB or more in its own mapping,
+  // returned on free (figures: bench/results/code_choices-2026-12-07.md).
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
 #endif
   les::tool::install_sigbus_report("serve");  // a model file changed under the server is named

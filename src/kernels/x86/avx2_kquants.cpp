@@ -13,21 +13,12 @@
 #include "kernels/x86/avx2_common.h"
 #include "kernels/x86/avx2_kernels.h"
 #include "kernels/x86/kquant_scales.h"
+#include "kernels/x86/prefetch.h"
 
 namespace les::kernels::avx2 {
 namespace {
 
-// The decode matvec (NX = 1) streams its weights from DRAM once: the lines of
-// the super-block kPrefetchAhead bytes ahead are requested while this one is
-// computed, into L2 (prefetcht1) 8 KiB ahead, as in avx512_kquants.cpp (which
-// gives the measurements). A prefetch never faults.
-constexpr int kPrefetchAhead = 8192;
-template <typename Block>
-inline void prefetch_ahead(const Block* blk) {
-  const char* p = reinterpret_cast<const char*>(blk) + kPrefetchAhead;
-  for (size_t o = 0; o < sizeof(Block); o += 64) _mm_prefetch(p + o, _MM_HINT_T1);
-  _mm_prefetch(p + sizeof(Block) - 1, _MM_HINT_T1);
-}
+using x86::prefetch_ahead;  // the decode matvec's prefetch (x86/prefetch.h)
 
 // pshufb index that spreads int8 scale i over bytes 0..7 and scale i + 1 over
 // bytes 8..15 (sign-extended afterwards: lanes 0..7 / 8..15 of an int16 vector,

@@ -18,26 +18,12 @@
 #include "kernels/x86/avx512_common.h"
 #include "kernels/x86/avx512_kernels.h"
 #include "kernels/x86/kquant_scales.h"
+#include "kernels/x86/prefetch.h"
 
 namespace les::kernels::avx512 {
 namespace {
 
-// The decode matvec (NX = 1) streams its weights from DRAM once: the lines of
-// the super-block kPrefetchAhead bytes ahead are requested (into L2,
-// prefetcht1) while this one is computed, so memory and compute overlap. On
-// Zen 4, 1 thread, from DRAM (bench_kernels): 2 KiB ahead into L1 (prefetcht0)
-// took Q4_K from ~0.48 to ~0.55-0.6 of the read bandwidth; 8 KiB ahead into L2
-// keeps more misses in flight than L1's fill buffers allow and reached ~0.8
-// (Q4_K 14.5 -> ~21 GB/s; 4 and 16 KiB were within the noise of 8, 2 KiB into
-// L2 was slower). A prefetch never faults, so reading past the row's end is
-// harmless.
-constexpr int kPrefetchAhead = 8192;
-template <typename Block>
-inline void prefetch_ahead(const Block* blk) {
-  const char* p = reinterpret_cast<const char*>(blk) + kPrefetchAhead;
-  for (size_t o = 0; o < sizeof(Block); o += 64) _mm_prefetch(p + o, _MM_HINT_T1);
-  _mm_prefetch(p + sizeof(Block) - 1, _MM_HINT_T1);
-}
+using x86::prefetch_ahead;  // the decode matvec's prefetch (x86/prefetch.h)
 
 // Q4_K (Q5 = false) or Q5_K (Q5 = true) against NX rows. Per super-block:
 // u = 4-bit code (+ 16 * high bit for Q5_K), isum = sum_j sc_j sum u * q over
