@@ -3,7 +3,7 @@
 # It depends on nothing beyond the C++ standard library so it can be
 # cross-built for aarch64 and tested under qemu.
 #
-# One translation unit per instruction set (STYLE.md 14): files under
+# One translation unit per instruction set (DEVELOPERS.md, Conventions: kernels): files under
 # src/kernels/x86/avx2*.cpp get only the AVX2 flags, src/kernels/x86/avx512*.cpp
 # only the AVX-512 flags, src/kernels/arm/*dotprod*.cpp only +dotprod; nothing
 # from them may run before cpu_features (or neon_dotprod_supported) says so.

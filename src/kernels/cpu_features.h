@@ -8,7 +8,7 @@
 // vol. 1 section 13.3 (XCR0 / "enabling the XSAVE feature set").
 //
 // This translation unit is compiled without any -m flags, so it is safe to call
-// on every CPU; it is what runs before any ISA-specific code (STYLE.md 14).
+// on every CPU; it is what runs before any ISA-specific code (DEVELOPERS.md, Conventions: kernels).
 //
 // Thread-safety: detect_cpu_features() is pure (reads CPU registers only).
 #pragma once

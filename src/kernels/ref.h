@@ -32,7 +32,7 @@ namespace les::kernels {
 
 // ---------------------------------------------------------------------------
 // Dequantisation: y[0..n) = the values the n elements of row x stand for.
-// Bit-exact with ggml's to_float (checked against shared/fixtures/quant):
+// Bit-exact with ggml's to_float (checked against ggml's output: tests/kernels/test_dequantize.cpp):
 //   Q4_0 q*d; Q4_1 q*d + m; Q5_0 q*d; Q5_1 q*d + m; Q8_0 q*d; IQ4_NL d*v[q];
 //   Q2_K (d*sc)*q - (dmin*m); Q3_K (d*sc)*q; Q4_K/Q5_K (d*sc)*q - (dmin*m);
 //   Q6_K (d*sc)*q; Q8_K d*q (scales widened from F16 to F32 first);

@@ -4,7 +4,7 @@
 // scale by 127 / amax and round half to even (ggml's AVX path rounds with
 // _MM_ROUND_NEAREST); Q8_K scales by -127 / (signed max-magnitude element) and
 // rounds half to even (ggml's nearest_int). Checked against
-// shared/fixtures/quant by tests/kernels/test_quantize_q8.cpp.
+// ggml's own output (the fixtures' quant/ files) by tests/kernels/test_quantize_q8.cpp.
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 // Sources of the math: ggml's CPU norm op (mean and variance summed in double,
 // scale 1/sqrt(var + eps) in float), the GELU definitions of Hendrycks &
 // Gimpel (2016) in their tanh-approximate and erf forms, as named in
-// shared/fixtures/multimodal/README.md ("Two different GELUs").
+// docs/model-graphs.md section 6 ("Two different GELUs").
 #include <cmath>
 
 #include "kernels/ref.h"

@@ -1,6 +1,6 @@
 // A small fork-join thread pool for the kernels (matvec/matmul row splits).
 //
-// Owned by the caller (an engine/context object), never global (STYLE.md 11).
+// Owned by the caller (an engine/context object), never global (DEVELOPERS.md, Conventions: no globals).
 // `ThreadPool(n)` starts n - 1 worker threads; the thread that calls
 // parallel_for() is the n-th participant and takes index 0. Workers spin for a
 // short while after each job (decode issues many small jobs back to back; the

@@ -3,7 +3,7 @@
 // Each tier's builder starts from the scalar table (copy) and overrides the
 // entries it implements, so a tier never lacks a type the scalar tier has.
 // The builders live in their own translation units, compiled with only their
-// own -m flags (STYLE.md 14); dispatch.cpp calls one only after cpu_features
+// own -m flags (DEVELOPERS.md, Conventions: kernels); dispatch.cpp calls one only after cpu_features
 // confirmed the CPU and OS support it.
 #pragma once
 

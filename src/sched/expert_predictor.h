@@ -1,7 +1,7 @@
 // ExpertPredictor: which experts a layer will select, from information that
 // exists before that layer runs (lookahead).
 //
-// Cross-layer (predictor "A" of shared/fixtures/trained/README.md): while
+// Cross-layer (predictors "A" and "B" of docs/model-graphs.md section 5): while
 // layer l computes, score router_{l+1} · u_l, where u_l = RMSNorm(x)·ffn_norm_l
 // is the vector layer l's own router saw, and take each token's top-c experts
 // (k <= c <= 2k) by the router's own rule (core/model/router.h: gating

@@ -6,7 +6,7 @@
 // slots, the reads, the statistics and the budget; the lookahead owns what
 // the future holds and is asked at the safe points marked (*) below.
 //
-// Where reads start, per batch (see DESIGN.md "One decode step"):
+// Where reads start, per batch (DEVELOPERS.md, "One decode step"):
 //   begin_batch(x)       opens the batch's statistics; the lookahead predicts
 //                        layer 0 from the token embeddings (router_0 ·
 //                        RMSNorm(x)·ffn_norm_0; Layer0Lookahead::embeddings,
@@ -109,7 +109,7 @@ struct StreamingParams {
   bool ready_first = true;
   // true: the lookahead scores router_{l+1} · (u_l ⊙ ffn_norm_{l+1} / ffn_norm_l),
   // i.e. layer l's normalised residual with the next layer's own norm weights;
-  // false: router_{l+1} · u_l (predictor "A" of fixtures/trained/README.md).
+  // false: router_{l+1} · u_l (predictor "A" of docs/model-graphs.md section 5).
   // Recall at c = k: trained F16 fixture 0.735 either way (per layer within
   // 0.003); qwen3-30b-a3b synth preset (norm weights differ per layer) 0.85 -> 0.96.
   bool predictor_next_norm = true;

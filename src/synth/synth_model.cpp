@@ -90,7 +90,7 @@ std::vector<SynthPreset> presets() {
   big.default_block_pool = true;
 
   // Qwen3.5-35B-A3B's shape (the text backbone of MiniCPM-V 4.7 35B-A3B;
-  // shared/fixtures README section 7): 40 layers = 10 x (3 Gated DeltaNet + 1
+  // docs/model-graphs.md section 4): 40 layers = 10 x (3 Gated DeltaNet + 1
   // gated full attention), 256 experts (top-8) of width 512 plus a shared
   // expert of 512, vocabulary padded to the real 248320 entries. Experts Q3_K
   // (~13.8 GB), every other matrix Q4_K (output included), norms, routers and
@@ -210,7 +210,7 @@ Status write_tokenizer(gguf::GgufWriter& w, const SpmVocab& v) {
   return Status();
 }
 
-// The qwen35moe keys (fixtures README section 7): shared expert, IMRoPE
+// The qwen35moe keys (docs/model-graphs.md section 4): shared expert, IMRoPE
 // sections, Gated DeltaNet sizes and the layer pattern.
 Status write_hybrid_metadata(gguf::GgufWriter& w, const SynthPreset& p) {
   const std::string a = p.arch + ".";

@@ -19,8 +19,8 @@
 //    keep the distribution (including quantisation) at memcpy speed, so
 //    writing is disk-bound. F32 tensors (norms, routers) stay exact.
 //
-// qwen3moe tensors (ggml ne order, ne0 contiguous; see shared/fixtures README
-// "trained" section):
+// qwen3moe tensors (ggml ne order, ne0 contiguous; as in the trained
+// fixture and docs/model-graphs.md section 3):
 //   token_embd.weight, output.weight      {n_embd, n_vocab}     N(0, 0.2^2)
 //   output_norm.weight                    {n_embd} F32          U(0.8, 1.2)
 //   blk.L.attn_norm/ffn_norm.weight       {n_embd} F32          U(0.8, 1.2)
@@ -31,7 +31,7 @@
 //   blk.L.ffn_gate_inp.weight             {n_embd, n_expert} F32  N(0, 1.5^2/n_embd) (router)
 //   blk.L.ffn_gate_exps/ffn_up_exps       {n_embd, n_ff_exp, n_expert}  N(0, 1/fan_in)
 //   blk.L.ffn_down_exps                   {n_ff_exp, n_embd, n_expert}  N(0, 1/fan_in)
-// qwen35moe (hybrid Gated DeltaNet, fixtures README section 7): layer il is
+// qwen35moe (hybrid Gated DeltaNet, docs/model-graphs.md section 4): layer il is
 // full attention iff (il + 1) % full_attention_interval == 0, else linear
 // attention; every layer's FFN norm is post_attention_norm, and a shared
 // expert follows the routed ones. With C = (2 ssm_n_group + ssm_dt_rank) *

@@ -1,5 +1,5 @@
 // RouteTrace: a recorded expert-routing trace ("route_trace v1", the format
-// of ../shared/fixtures/traces/README.md): which experts each layer selected
+// of docs/model-graphs.md section 7): which experts each layer selected
 // for each token, in router order, with the bytes of one expert per layer.
 //
 // Format: '#' lines are metadata: "# route_trace v1" first, a model line with

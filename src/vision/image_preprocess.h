@@ -1,7 +1,7 @@
 // MiniCPM-V (minicpmv4_6) image preprocessing: an RGB8 image to the encoder
 // inputs of its chunks (the overview, then the slices), exactly as llama.cpp's
 // mtmd_image_preprocessor_llava_uhd does (tools/mtmd/mtmd-image.cpp at
-// 81ff7abe; ../shared/fixtures/multimodal/README.md, "Preprocessing and
+// 81ff7abe; docs/model-graphs.md section 6, "Preprocessing and
 // slicing"):
 // * the plan of image_slicing.h gives the sizes;
 // * overview: the image stretched to the overview size with llama.cpp's

@@ -3,7 +3,7 @@
 // the slice rectangles, exactly as llama.cpp's
 // mtmd_image_preprocessor_llava_uhd::get_slice_instructions computes them
 // (tools/mtmd/mtmd-image.cpp at 81ff7abe; restated in
-// ../shared/fixtures/multimodal/README.md, "Preprocessing and slicing").
+// docs/model-graphs.md section 6, "Preprocessing and slicing").
 //
 // With S = image_size and A = patch_size * n_merge, ensure_divide(L, A) =
 // max(round(L / A) * A, A):

@@ -1,4 +1,4 @@
-// See mmproj_model.h. Key and tensor names: shared/fixtures/multimodal/README.md.
+// See mmproj_model.h. Key and tensor names: docs/model-graphs.md section 6.
 #include "vision/mmproj_model.h"
 
 #include <string_view>

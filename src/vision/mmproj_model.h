@@ -1,8 +1,8 @@
 // MmprojModel: the vision encoder of a MiniCPM-V 4.6 multimodal model, loaded
 // from an "mmproj" GGUF (llama.cpp's clip format, projector `minicpmv4_6`).
 //
-// Keys and tensors: shared/fixtures/multimodal/README.md ("mmproj keys",
-// "mmproj tensors"), which follows llama.cpp's clip loader at 81ff7abe. Shapes
+// Keys and tensors: docs/model-graphs.md section 6 ("mmproj keys and
+// tensors"), which follows llama.cpp's clip loader at 81ff7abe. Shapes
 // are ggml ne (ne[0] contiguous); a 2-D weight {cols, rows} computes
 // y = W x (core/model/weight_view.h).
 //

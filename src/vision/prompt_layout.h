@@ -1,7 +1,7 @@
 // The token/chunk layout of a MiniCPM-V (minicpmv4_6) prompt with images, as
 // llama.cpp's mtmd_tokenize builds it (tools/mtmd/mtmd.cpp at 81ff7abe, the
-// MINICPMV_2_6 slice template; ../shared/fixtures/multimodal/README.md,
-// "Text layout" and "Marker tokens"):
+// MINICPMV_2_6 slice template; docs/model-graphs.md section 6,
+// "Prompt layout and decoder positions"):
 //
 //   text before the media marker, then per image
 //   <image> overview </image>  then for each grid row

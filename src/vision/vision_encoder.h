@@ -1,7 +1,7 @@
 // VisionEncoder: one image chunk through the MiniCPM-V 4.6 vision encoder,
 // from normalised pixels to the embeddings the text model takes in place of
-// image tokens. The graph is README "Graph (clip_graph_minicpmv4_6)"
-// (shared/fixtures/multimodal/README.md), steps 1-7:
+// image tokens. The graph is docs/model-graphs.md section 6,
+// "Graph", steps 1-7:
 //   1. patch embedding: conv p x p, stride p (im2col + matmul) + bias, tokens
 //      in row-major patch order (px = W/p columns, py = H/p rows);
 //   2. + position_embd[floor(70 i / py) * 70 + floor(70 j / px)];

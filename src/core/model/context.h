@@ -81,8 +81,8 @@ class Context {
   // n_past()..n_past()+n-1, one position per row, each row taking the place
   // of a token's token_embd row (plain sequential positions: what llama.cpp
   // gives image embeddings for a text model whose M-RoPE sections are all
-  // equal, e.g. qwen35moe; ../shared/fixtures/multimodal/README.md "Decoder
-  // positions"). Otherwise as decode(): a pending token goes first, chunks of
+  // equal, e.g. qwen35moe; docs/model-graphs.md section 6, "Prompt layout
+  // and decoder positions"). Otherwise as decode(): a pending token goes first, chunks of
   // n_batch, logits() afterwards holds the last row's logits; tokens() shows
   // kEmbeddingToken (-1) for these positions. Errors: invalid_argument (no
   // rows, a size that is not a multiple of n_embd, a non-finite value: the

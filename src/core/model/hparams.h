@@ -1,7 +1,7 @@
 // Model hyperparameters read from a GGUF file's `{arch}.*` metadata keys.
 //
 // Source: the GGUF key naming of llama.cpp's `llm_kv` table (e.g.
-// `qwen3moe.attention.head_count`), and section 2/6 of shared/fixtures/README.md.
+// `qwen3moe.attention.head_count`), and docs/model-graphs.md sections 1-3.
 // Every count is validated (positive, consistent: n_head % n_head_kv == 0,
 // n_rot <= head_dim and even, n_expert_used <= n_expert ...); a missing or
 // invalid key yields StatusCode::format with a message naming the key.

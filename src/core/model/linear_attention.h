@@ -1,5 +1,5 @@
 // The Gated DeltaNet mixer of a linear-attention layer (qwen35moe), for a
-// batch of n tokens of one sequence (fixtures README section 7; llama.cpp's
+// batch of n tokens of one sequence (docs/model-graphs.md section 4; llama.cpp's
 // qwen35moe graph with its fused gated_delta_net op):
 //
 //   qkv = W_qkv h, z = W_gate h, b = W_beta h, a = W_alpha h        (per token)

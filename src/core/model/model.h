@@ -97,7 +97,7 @@ struct ArchConfig {
 };
 
 // The Gated DeltaNet mixer of a linear-attention layer (qwen35moe; shapes in
-// ggml ne order, fixtures README section 7). C = ssm_conv_channels.
+// ggml ne order, docs/model-graphs.md section 4). C = ssm_conv_channels.
 struct LinearAttnWeights {
   WeightView wqkv;       // attn_qkv {n_embd, C}: rows q (n_group x d_state) | k (same) | v (d_inner)
   WeightView wgate;      // attn_gate {n_embd, d_inner}: z, the output gate

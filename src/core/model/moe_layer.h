@@ -2,7 +2,7 @@
 // (router + top-k routed experts + optional gated shared expert), shared by
 // all architectures.
 //
-// MoE, in order (llama.cpp's build_moe_ffn, fixtures README section 6):
+// MoE, in order (llama.cpp's build_moe_ffn, docs/model-graphs.md section 3):
 //   route        probabilities, top-k selection and weights (router.h)
 //   group        each expert's (token, slot) entries
 //   run experts  ExpertSource::prepare, on_routed, then ready-first:

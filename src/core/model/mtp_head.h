@@ -1,5 +1,5 @@
 // The MTP (multi-token prediction, "NextN") block of a qwen35moe model, run as
-// its own small decoder (fixtures README section 7; llama.cpp's qwen35moe
+// its own small decoder (docs/model-graphs.md section 4, "MTP"; llama.cpp's qwen35moe
 // graph_mtp): at position p it takes the token at p and the target model's
 // final hidden row of position p - 1 (after output_norm; zeros before the
 // first position) and gives logits for the token at p + 1:

@@ -4,7 +4,7 @@
 // its candidates with the same probabilities and top-k, so a prediction is
 // the real router's choice whenever its input is the real router input.
 //
-// Semantics (llama.cpp's build_moe_ffn; fixtures README section 6):
+// Semantics (llama.cpp's build_moe_ffn; docs/model-graphs.md section 3):
 //   logits = W_router · x                     (router {n_embd, n_expert} of any matrix type, as mul_mat)
 //   p      = softmax(logits) | sigmoid(logits) over all n_expert (ArchConfig::gating)
 //   sel    = the k experts of largest selection score p[e] + exp_probs_b[e]
