@@ -143,7 +143,7 @@ class IoBackend {
   virtual Status close_file(FileId file) = 0;
 
   // Optional optimisation hint: memory the caller will read into (for example
-  // every buffer of an AlignedBufferPool). io_uring registers it as fixed
+  // the expert cache's slots). io_uring registers it as fixed
   // buffers; other backends return ok and ignore it. Must be called with no
   // request outstanding; replaces an earlier registration. The regions stay
   // borrowed until the backend is destroyed or register_buffers is called again.
