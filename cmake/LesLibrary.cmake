@@ -5,6 +5,7 @@ file(GLOB LES_CORE_SOURCES CONFIGURE_DEPENDS
   ${CMAKE_SOURCE_DIR}/src/util/*.cpp
   ${CMAKE_SOURCE_DIR}/src/core/*.cpp
   ${CMAKE_SOURCE_DIR}/src/core/chat/*.cpp
+  ${CMAKE_SOURCE_DIR}/src/core/chat/jinja/*.cpp
   ${CMAKE_SOURCE_DIR}/src/core/speculative/*.cpp
   ${CMAKE_SOURCE_DIR}/src/core/gguf/*.cpp
   ${CMAKE_SOURCE_DIR}/src/core/tokenizer/*.cpp

@@ -12,6 +12,7 @@ PACKAGES=(
   libbenchmark-dev libutf8proc-dev libcpp-httplib-dev libstb-dev
   default-jdk-headless kotlin
   clang libclang-rt-14-dev valgrind
+  python3-jinja2
   g++-aarch64-linux-gnu qemu-user
 )
 
