@@ -1,12 +1,16 @@
-// `les chat` and `les run --chat/--parse-special` end to end on the synthetic
-// qwen3moe fixture (ChatML control tokens, no template in the file: the
-// chatml fallback) and on a copy that carries a Gemma template.
+// `les chat` and `les run --chat/--parse-special/--print-prompt` end to end on
+// the synthetic qwen3moe fixture (ChatML control tokens, no template in the
+// file: the chatml fallback) and on copies that carry a template (Qwen3's
+// own, rendered by LES's Jinja engine; one LES refuses).
 #include <signal.h>
 
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <sstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "support/child_process.h"
 #include "support/cli_tool.h"
@@ -64,13 +68,49 @@ TEST_CASE("les run --chat templates the prompt; prompt tokens counts the templat
   CHECK_THAT(bad.err, Catch::Contains("nosuch") && Catch::Contains("chatml"));
   CHECK(run_les(base + "--system x -p Hello").exit_code == 2);  // --system needs --chat
 
-  // A model whose template LES does not know: the error names --chat-template.
+  // A model template using a construct LES's Jinja engine does not implement: the error names it
+  // and --chat-template; a name still works.
   const std::string odd = les::test::temp_dir() + "/chat-odd.gguf";
-  les::test::copy_gguf_with_strings(model, odd, {{"tokenizer.chat_template", "{{ messages | tojson }}"}});
+  les::test::copy_gguf_with_strings(model, odd, {{"tokenizer.chat_template", "{{ messages | xmlattr }}"}});
   const RunResult unknown = run_les("run -m " + sh_quote(odd) + " --chat -n 2 -p Hello");
   CHECK(unknown.exit_code == 1);
-  CHECK_THAT(unknown.err, Catch::Contains("--chat-template NAME"));
+  CHECK_THAT(unknown.err, Catch::Contains("filter 'xmlattr'") && Catch::Contains("--chat-template NAME"));
   CHECK(run_les("run -m " + sh_quote(odd) + " --chat --chat-template chatml -n 2 -p Hello").exit_code == 0);
+}
+
+TEST_CASE("les run --chat --print-prompt shows the model's template rendered as Jinja2 renders it", "[cli][chat]") {
+  LES_REQUIRE_FIXTURE(model, kModel);
+  // Qwen3's own template (tests/core/chat/jinja) in the fixture; Jinja2's renderings are committed there.
+  std::ifstream in(std::string(LES_TESTS_SOURCE_DIR) + "/core/chat/jinja/templates/Qwen-Qwen3-0.6B.jinja");
+  std::stringstream src;
+  src << in.rdbuf();
+  REQUIRE_FALSE(src.str().empty());
+  const std::string qwen3 = les::test::temp_dir() + "/chat-qwen3.gguf";
+  les::test::copy_gguf_with_strings(model, qwen3, {{"tokenizer.chat_template", src.str()}});
+  std::ifstream ein(std::string(LES_TESTS_SOURCE_DIR) + "/core/chat/jinja/expected/Qwen-Qwen3-0.6B.json");
+  const auto expected = nlohmann::json::parse(ein)["cases"];
+  const std::string base = "run -m " + sh_quote(qwen3) + " --chat --print-prompt ";
+  const RunResult user = run_les(base + "-p " + sh_quote("Hello! What can you do?"));
+  REQUIRE(user.exit_code == 0);
+  CHECK(user.out == expected["user_only"]["output"].get<std::string>());
+  CHECK_THAT(user.err, Catch::Contains("chat template jinja (the model's tokenizer.chat_template)"));
+  // Extra template variables.
+  const RunResult off = run_les(base + "--chat-template-kwargs '{\"enable_thinking\": false}' -p 'Hi there'");
+  REQUIRE(off.exit_code == 0);
+  CHECK(off.out == expected["thinking_off"]["output"].get<std::string>());
+  CHECK(run_les(base + "--chat-template-kwargs '[1]' -p Hi").exit_code == 2);
+  CHECK(run_les(base + "--chat-template-kwargs '{\"messages\": []}' -p Hi").exit_code == 2);
+  CHECK(run_les("run -m " + sh_quote(qwen3) + " --chat-template-kwargs '{}' -p Hi").exit_code == 2);  // needs --chat
+  // The model generates from that text: its prompt token count is the rendered text's.
+  const RunResult gen = run_les("run -m " + sh_quote(qwen3) + " --chat --temp 0 -n 2 -p " +
+                                sh_quote("Hello! What can you do?"));
+  REQUIRE(gen.exit_code == 0);
+  const RunResult raw = run_les("run -m " + sh_quote(model) + " --parse-special --temp 0 -n 2 -p " +
+                                sh_quote(expected["user_only"]["output"].get<std::string>()));
+  REQUIRE(raw.exit_code == 0);
+  CHECK(gen.out == raw.out);
+  // Without --chat, --print-prompt shows the raw prompt.
+  CHECK(run_les("run -m " + sh_quote(qwen3) + " --print-prompt -p 'as is'").out == "as is");
 }
 
 TEST_CASE("les chat: turns, /reset, /stats, end of input; the context is reused across turns", "[cli][chat]") {

@@ -1,6 +1,7 @@
 // Chat prompts for `les run --chat` and `les chat`: the template choice
 // (--chat-template NAME or the model's own, chatml with a warning when the
-// model has none) and rendering a conversation through les_chat.h.
+// model has none) and rendering a conversation through les_chat.h, with
+// extra template variables (--chat-template-kwargs '{"enable_thinking": false}').
 //
 // Thread-safety: single-threaded (the tool's main thread), except
 // render_chat_text().
@@ -22,18 +23,25 @@ struct ChatTurn {
 // model template LES cannot apply (the message names --chat-template).
 int resolve_chat_template(const char* tool, const les_model* model, const std::string& name);
 
+// Whether `kwargs_json` is empty or a JSON object without the keys the
+// conversation itself sets (messages, add_generation_prompt); otherwise
+// prints why ("les TOOL: --chat-template-kwargs ...") and returns false.
+bool check_template_kwargs(const char* tool, const std::string& kwargs_json);
+
 // Renders `turns` (add_assistant_prefix: open the assistant's answer) into
-// *out without printing: LES_OK, or les_chat_apply_template's status
+// *out without printing: LES_OK, or les_chat_apply_template_json's status
 // (LES_ERR_INVALID_ARGUMENT: an unknown name, a role the family cannot
-// express, a role or content holding a NUL byte, which a C string would cut
-// short; LES_ERR_UNSUPPORTED: a model template of no known family) with its
-// message in *error. Thread-safe (les_chat.h).
+// express, a role or content holding a NUL byte, an error the model's
+// template raises; LES_ERR_UNSUPPORTED: a construct LES's Jinja engine does
+// not implement) with its message in *error. kwargs_json: extra template
+// variables (a JSON object; "" = none). Thread-safe (les_chat.h).
 les_status render_chat_text(const les_model* model, const std::string& name, const std::vector<ChatTurn>& turns,
-                            bool add_assistant_prefix, std::string* out, std::string* error);
+                            bool add_assistant_prefix, std::string* out, std::string* error,
+                            const std::string& kwargs_json = "");
 
 // render_chat_text() for the terminal tools. Returns 0, or 1/2 after printing
 // the error as above.
 int render_chat(const char* tool, const les_model* model, const std::string& name, const std::vector<ChatTurn>& turns,
-                bool add_assistant_prefix, std::string* out);
+                bool add_assistant_prefix, std::string* out, const std::string& kwargs_json = "");
 
 }  // namespace les::tool

@@ -78,6 +78,7 @@ struct ChatOptions {
   VisionOptions vision;
   std::string system;
   std::string chat_template;
+  std::string chat_template_kwargs;
   bool stats = false;
 };
 
@@ -198,7 +199,7 @@ struct Chat {
     for (ImageHandle& h : attached) images.push_back(std::move(h));
     attached.clear();
     std::string text;
-    if (int rc = render_chat(kTool, model, o.chat_template, turns, true, &text)) return rc;
+    if (int rc = render_chat(kTool, model, o.chat_template, turns, true, &text, o.chat_template_kwargs)) return rc;
     if (!images.empty()) return answer_images(text, n_new);
     std::vector<les_token> ids = tokenize_prompt(model, text, true);
     if (ids.empty()) {
@@ -213,7 +214,7 @@ struct Chat {
         if (!o.system.empty()) first.push_back({"system", o.system});
         first.push_back(turns.back());
         std::string alone;
-        if (render_chat(kTool, model, o.chat_template, first, true, &alone) == 0)
+        if (render_chat(kTool, model, o.chat_template, first, true, &alone, o.chat_template_kwargs) == 0)
           alone_fits = static_cast<int32_t>(tokenize_prompt(model, alone, true).size()) < les_context_n_ctx(ctx);
       }
       if (!alone_fits)
@@ -322,6 +323,7 @@ struct Chat {
 };
 
 int chat(ChatOptions o) {
+  if (!check_template_kwargs(kTool, o.chat_template_kwargs)) return 2;
   if (int rc = validate_model_options(kTool, o.model)) return rc;
   if (int rc = validate_sampling_options(kTool, o.sampling)) return rc;
   if (int rc = validate_speculative_options(kTool, o.speculative)) return rc;
@@ -405,7 +407,12 @@ void register_chat(CLI::App& app, ToolState& state) {
   add_vision_options(cmd, o->vision, /*with_image=*/false);
   cmd->add_option("--system", o->system, "System message (kept across /reset)");
   cmd->add_option("--chat-template", o->chat_template,
-                  "Chat template by name (chatml, llama3, mistral, gemma, ...; default: the model's own)");
+                  "Chat template: the model's own by default (its Jinja tokenizer.chat_template), a variant of it "
+                  "(tokenizer.chat_template.NAME, e.g. tool_use), or a built-in one by name (chatml, llama3, "
+                  "mistral, gemma, ...)");
+  cmd->add_option("--chat-template-kwargs", o->chat_template_kwargs,
+                  "Extra variables for the model's chat template, as a JSON object (e.g. '{\"enable_thinking\": "
+                  "false}')");
   cmd->add_flag("--stats", o->stats, "Print the figures after every answer (as /stats does)");
   cmd->callback([&state, o] { state.exit_code = chat(*o); });
 }

@@ -91,6 +91,8 @@ struct RunOptions {
   bool chat = false;
   std::string system;
   std::string chat_template;
+  std::string chat_template_kwargs;
+  bool print_prompt = false;
 };
 
 struct Output {
@@ -122,10 +124,11 @@ int run(RunOptions o) {
     return 2;
   }
   const ModelOptions& m = o.model;
-  if (!o.chat && (!o.system.empty() || !o.chat_template.empty())) {
-    std::fprintf(stderr, "les run: --system and --chat-template need --chat\n");
+  if (!o.chat && (!o.system.empty() || !o.chat_template.empty() || !o.chat_template_kwargs.empty())) {
+    std::fprintf(stderr, "les run: --system, --chat-template and --chat-template-kwargs need --chat\n");
     return 2;
   }
+  if (!check_template_kwargs(kTool, o.chat_template_kwargs)) return 2;
   if (m.budget_mb == 0 && m.mem_limit_mb == 0 &&
       ((o.stats && !o.speculative.enabled()) || m.prefetch_c != -1 || m.io != "auto" || m.eviction != "next_use"))
     std::fprintf(stderr, "les run: note: --stats, --prefetch-c, --io and --eviction only apply with --budget-mb > 0 or --mem-limit-mb\n");
@@ -142,6 +145,18 @@ int run(RunOptions o) {
   ContextHandle ctx;
   bool streaming = false;
   if (int rc = load_model(kTool, o.model, model)) return rc;
+  if (o.print_prompt) {  // the exact text generation would start from (BOS is the tokenizer's), then stop
+    std::string text = media_markers(o.vision.images.size()) + o.prompt;
+    if (o.chat) {
+      if (int rc = resolve_chat_template(kTool, model.p, o.chat_template)) return rc;
+      std::vector<ChatTurn> turns;
+      if (!o.system.empty()) turns.push_back({"system", o.system});
+      turns.push_back({"user", text});
+      if (int rc = render_chat(kTool, model.p, o.chat_template, turns, true, &text, o.chat_template_kwargs)) return rc;
+    }
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return 0;
+  }
   ModelHandle draft;  // before the context: --mem-limit-mb counts it
   if (int rc = open_draft_model(kTool, o.speculative, model.p, m.n_threads, draft)) return rc;
   VisionHandle vision;  // before the context too
@@ -174,7 +189,8 @@ int run(RunOptions o) {
     std::vector<ChatTurn> turns;
     if (!o.system.empty()) turns.push_back({"system", o.system});
     turns.push_back({"user", o.prompt});
-    if (int rc = render_chat(kTool, model.p, o.chat_template, turns, true, &o.prompt)) return rc;
+    if (int rc = render_chat(kTool, model.p, o.chat_template, turns, true, &o.prompt, o.chat_template_kwargs))
+      return rc;
   }
   std::vector<const char*> stops;
   les_generate_params gp = generate_params(o.sampling, stops);
@@ -239,7 +255,15 @@ void register_run(CLI::App& app, ToolState& state) {
   cmd->add_flag("--chat", o->chat, "Send the prompt as a user turn through the model's chat template");
   cmd->add_option("--system", o->system, "System message for --chat");
   cmd->add_option("--chat-template", o->chat_template,
-                  "Chat template by name (chatml, llama3, mistral, gemma, ...; default: the model's own)");
+                  "Chat template: the model's own by default (its Jinja tokenizer.chat_template), a variant of it "
+                  "(tokenizer.chat_template.NAME, e.g. tool_use), or a built-in one by name (chatml, llama3, "
+                  "mistral, gemma, ...)");
+  cmd->add_option("--chat-template-kwargs", o->chat_template_kwargs,
+                  "Extra variables for the model's chat template, as a JSON object (e.g. '{\"enable_thinking\": "
+                  "false}')");
+  cmd->add_flag("--print-prompt", o->print_prompt,
+                "Print the prompt text generation would start from (with --chat: as the template renders it) "
+                "and exit without generating");
   cmd->add_flag("--stats", o->stats,
                 "Print expert-streaming statistics (with --budget-mb) and speculative-decoding totals (with --lookup "
                 "or --draft)");

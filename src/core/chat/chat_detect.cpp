@@ -108,31 +108,46 @@ std::optional<Family> detect_family(std::string_view t) noexcept {
   return std::nullopt;
 }
 
+namespace {
+
+// What to tell a user whose model template LES cannot use.
+std::string name_a_family_hint(const std::string& model_template) {
+  std::string hint = "; name a built-in template with --chat-template NAME (one of: " + template_names_list() + ")";
+  if (auto f = detect_family(model_template))
+    hint += "; this template's markers suggest '" + std::string(family_name(*f)) + "'";
+  return hint;
+}
+
+}  // namespace
+
 Result<ResolvedTemplate> resolve_template(std::string_view requested, const std::string* model_template) {
   ResolvedTemplate r;
-  if (!requested.empty()) {
+  const bool own = requested.empty() || requested == kModelTemplateName;
+  if (!own) {
     auto f = family_from_name(requested);
     if (!f)
-      return invalid_argument_error("unknown chat template '" + std::string(requested) +
-                                    "'; known templates: " + template_names_list());
+      return invalid_argument_error("unknown chat template '" + std::string(requested) + "'; known templates: " +
+                                    std::string(kModelTemplateName) + " (the model's own), " + template_names_list());
     r.family = *f;
     r.source = TemplateSource::explicit_name;
     return r;
   }
   if (model_template == nullptr || model_template->empty()) {
+    if (!requested.empty())
+      return invalid_argument_error("chat template '" + std::string(kModelTemplateName) +
+                                    "': the model has no chat template (tokenizer.chat_template)");
     r.family = Family::chatml;
     r.source = TemplateSource::fallback;
     r.warning = "the model has no chat template (tokenizer.chat_template); using chatml. "
                 "Name the right one with --chat-template NAME if its answers look wrong";
     return r;
   }
-  auto f = detect_family(*model_template);
-  if (!f)
-    return unsupported_error("the model's chat template (tokenizer.chat_template, " +
-                             std::to_string(model_template->size()) +
-                             " bytes) is not one LES recognises; name the model's format with "
-                             "--chat-template NAME (one of: " + template_names_list() + ")");
-  r.family = *f;
+  auto parsed = jinja::Template::parse(*model_template);
+  if (!parsed.ok())
+    return Status(parsed.status().code(), "the model's chat template (tokenizer.chat_template) cannot be used: " +
+                                              parsed.status().message() + name_a_family_hint(*model_template));
+  r.jinja = std::make_shared<const jinja::Template>(std::move(*parsed));
+  r.family = detect_family(*model_template).value_or(Family::chatml);
   r.source = TemplateSource::model;
   return r;
 }

@@ -1,17 +1,19 @@
-// Chat templates: turning a list of (role, content) messages into the prompt
-// text a chat model was trained on.
+// Chat templates: turning a conversation into the prompt text a chat model
+// was trained on.
 //
-// A GGUF stores its template as Jinja source in `tokenizer.chat_template`. LES
-// does not run Jinja; it recognises the template's family from markers in that
-// source (the way llama.cpp's built-in list does: `<|im_start|>` means ChatML,
-// `<|start_header_id|>` Llama 3, `<start_of_turn>` Gemma, ...) and renders the
-// family's format with its own code. Why not a Jinja interpreter: the
-// templates real MoE models ship (Qwen3's tool-calling template, gpt-oss's
-// Harmony template) use most of Jinja (macros, namespaces, filters, string
-// methods, loop controls); a subset that runs some of them and fails on the
-// rest in obscure ways serves users worse than a fixed list whose every entry
-// is tested against its known rendering and a clear error naming
-// --chat-template for the rest.
+// A GGUF stores its template as Jinja source in `tokenizer.chat_template`
+// (named variants in `tokenizer.chat_template.NAME`, e.g. tool_use). LES
+// renders that source with its own Jinja engine (jinja/template.h) as Hugging
+// Face's apply_chat_template does (chat_jinja.h); that is the default for a
+// model with a template. A template using a construct the engine does not
+// implement is refused (unsupported, the construct named), never rendered
+// approximately.
+//
+// The built-in families below are the fallback for a model without a
+// template (ChatML, with a warning) and what a name selects
+// (`--chat-template NAME`, e.g. over a template LES refuses). detect_family()
+// still recognises a family from the markers in a template's source (the way
+// llama.cpp's built-in list does), for messages.
 //
 // Family names (`--chat-template NAME`, les_chat_apply_template's name) and
 // what they render, for messages m1..mn (S = system, U = user, A = assistant):
@@ -49,12 +51,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/chat/chat_jinja.h"
+#include "core/chat/jinja/template.h"
 #include "util/status.h"
 
 namespace les::chat {
@@ -112,23 +117,38 @@ std::optional<Family> detect_family(std::string_view jinja_source) noexcept;
 // Where the template in use came from.
 enum class TemplateSource {
   explicit_name,   // the caller named a family
-  model,           // recognised from the model's tokenizer.chat_template
+  model,           // the model's own template, rendered by the Jinja engine
   fallback,        // the model has no template: ChatML, with a warning
 };
 
+// The name that asks for the model's own template (and that names it).
+inline constexpr std::string_view kModelTemplateName = "jinja";
+
 struct ResolvedTemplate {
-  Family family = Family::chatml;
+  Family family = Family::chatml;  // explicit_name / fallback: the family rendered
   TemplateSource source = TemplateSource::fallback;
   std::string warning;  // non-empty for the fallback (to be shown to the user)
+  std::shared_ptr<const jinja::Template> jinja;  // source == model: the parsed template
 };
 
-// Chooses the template: `requested` (a family name; empty = none) wins; else
-// the family detected in `model_template` (the GGUF's tokenizer.chat_template,
-// nullptr when the key is absent); else, for a model without a template,
-// ChatML with a warning. Errors: invalid_argument for an unknown requested
-// name (listing the known ones); unsupported for a model template of no known
-// family (naming --chat-template and the known names).
+// Chooses the template: `requested` (a family name) wins; else, for "" or
+// "jinja", `model_template` (the GGUF's tokenizer.chat_template, nullptr when
+// the key is absent), parsed; else, for a model without a template, ChatML
+// with a warning. Errors: invalid_argument for an unknown requested name
+// (listing the known ones) or "jinja" without a model template; format for a
+// model template that is not valid Jinja, unsupported for one using a
+// statement LES does not implement (both messages name --chat-template and
+// the family the template's markers suggest, if any).
 Result<ResolvedTemplate> resolve_template(std::string_view requested, const std::string* model_template);
+
+// Renders `chat` with the resolved template: the model's own through the
+// Jinja engine (render_jinja_chat), a family from each message's role and
+// string content (chat.add_generation_prompt adds the assistant prefix; tools,
+// documents, tool calls or non-text content are invalid_argument: only the
+// model's template can render them). Errors: those of the renderer; a
+// model-template error's message starts "the model's chat template: ".
+Result<std::string> render_chat(const ResolvedTemplate& t, const JinjaChat& chat,
+                                const jinja::RenderOptions& options = {});
 
 // Renders `messages` in `family`'s format. add_assistant_prefix: end with the
 // text that opens an assistant turn (so the model answers next); families

@@ -195,20 +195,34 @@ TEST_CASE("families are detected from the markers of their Jinja sources", "[cha
 }
 
 TEST_CASE("resolve: explicit name, model template, fallback, refusals", "[chat]") {
-  const std::string qwen = "{{ '<|im_start|>' + message.role }}";
+  const std::string qwen =
+      "{% for m in messages %}{{ '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{% endfor %}"
+      "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
   const std::string gemma = "{{ '<start_of_turn>' }}";
-  const std::string odd = "{{ messages | tojson }}";
+  const std::string not_jinja = "{% for m in messages %}<|im_start|>";
+  const std::string unsupported = "{% include 'other.jinja' %}<start_of_turn>";
 
+  // The model's template is parsed and rendered by the Jinja engine.
   auto r = les::chat::resolve_template("", &qwen);
   REQUIRE(r.ok());
-  CHECK(r->family == Family::chatml);
   CHECK(r->source == les::chat::TemplateSource::model);
+  REQUIRE(r->jinja);
+  CHECK(r->family == Family::chatml);  // what its markers suggest (for messages)
   CHECK(r->warning.empty());
+  les::chat::JinjaChat chat;
+  chat.messages = nlohmann::ordered_json::parse(R"([{"role": "user", "content": "Hi"}])");
+  auto text = les::chat::render_chat(*r, chat);
+  REQUIRE(text.ok());
+  CHECK(*text == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  r = les::chat::resolve_template("jinja", &qwen);  // the model's own, by name
+  REQUIRE(r.ok());
+  CHECK(r->source == les::chat::TemplateSource::model);
 
   r = les::chat::resolve_template("llama3", &gemma);  // the explicit name wins
   REQUIRE(r.ok());
   CHECK(r->family == Family::llama3);
   CHECK(r->source == les::chat::TemplateSource::explicit_name);
+  CHECK_FALSE(r->jinja);
 
   const std::string empty;
   for (const std::string* none : {static_cast<const std::string*>(nullptr), &empty}) {
@@ -217,21 +231,67 @@ TEST_CASE("resolve: explicit name, model template, fallback, refusals", "[chat]"
     CHECK(r->family == Family::chatml);
     CHECK(r->source == les::chat::TemplateSource::fallback);
     CHECK(r->warning.find("chatml") != std::string::npos);
+    CHECK(les::chat::resolve_template("jinja", none).status().code() == les::StatusCode::invalid_argument);
   }
 
-  r = les::chat::resolve_template("", &odd);
+  // A template that is not valid Jinja, or uses a statement LES does not implement, is refused
+  // with the way out (a family name) and the family its markers suggest.
+  r = les::chat::resolve_template("", &not_jinja);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == les::StatusCode::format);
+  CHECK(r.status().message().find("TemplateSyntaxError") != std::string::npos);
+  CHECK(r.status().message().find("--chat-template NAME") != std::string::npos);
+  CHECK(r.status().message().find("suggest 'chatml'") != std::string::npos);
+  r = les::chat::resolve_template("", &unsupported);
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().code() == les::StatusCode::unsupported);
-  CHECK(r.status().message().find("--chat-template") != std::string::npos);
-  CHECK(r.status().message().find("llama3") != std::string::npos);
-  // An unrecognised model template can still be overridden by name.
-  CHECK(les::chat::resolve_template("gemma", &odd).ok());
+  CHECK(r.status().message().find("{% include %}") != std::string::npos);
+  CHECK(r.status().message().find("suggest 'gemma'") != std::string::npos);
+  // Such a model template can still be overridden by name.
+  CHECK(les::chat::resolve_template("gemma", &unsupported).ok());
 
   r = les::chat::resolve_template("chatml2", &qwen);
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().code() == les::StatusCode::invalid_argument);
   CHECK(r.status().message().find("chatml2") != std::string::npos);
   CHECK(r.status().message().find("mistral-v7") != std::string::npos);
+}
+
+TEST_CASE("render_chat: families render roles and text only; model template errors say so", "[chat]") {
+  les::chat::ResolvedTemplate chatml;  // the fallback: chatml
+  les::chat::JinjaChat chat;
+  chat.messages = nlohmann::ordered_json::parse(
+      R"([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": null, "reasoning_content": "hm"}])");
+  chat.add_generation_prompt = false;
+  auto text = les::chat::render_chat(chatml, chat);
+  REQUIRE(text.ok());
+  CHECK(*text == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<|im_end|>\n");
+  // Tools and tool calls need the model's template.
+  chat.tools = nlohmann::ordered_json::parse(R"([{"type": "function", "function": {"name": "f"}}])");
+  auto r = les::chat::render_chat(chatml, chat);
+  CHECK(r.status().code() == les::StatusCode::invalid_argument);
+  CHECK(r.status().message().find("cannot render tools") != std::string::npos);
+  chat.tools = nullptr;
+  chat.messages[1]["tool_calls"] = nlohmann::ordered_json::parse(R"([{"function": {"name": "f"}}])");
+  CHECK(les::chat::render_chat(chatml, chat).status().message().find("tool calls") != std::string::npos);
+  chat.messages = nlohmann::ordered_json::parse(R"([{"role": "user", "content": [{"type": "text"}]}])");
+  CHECK(les::chat::render_chat(chatml, chat).status().message().find("non-text content") != std::string::npos);
+
+  // The model template's own errors and unsupported constructs are named as the template's.
+  const std::string strict =
+      "{% if messages[0].role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
+      "{{ messages | map(attribute='content') | xmlattr }}";
+  auto own = les::chat::resolve_template("", &strict);
+  REQUIRE(own.ok());
+  chat.messages = nlohmann::ordered_json::parse(R"([{"role": "system", "content": "x"}])");
+  r = les::chat::render_chat(*own, chat);
+  CHECK(r.status().code() == les::StatusCode::invalid_argument);
+  CHECK(r.status().message().find("the model's chat template: TemplateError: System role not supported") == 0);
+  chat.messages = nlohmann::ordered_json::parse(R"([{"role": "user", "content": "x"}])");
+  r = les::chat::render_chat(*own, chat);
+  CHECK(r.status().code() == les::StatusCode::unsupported);
+  CHECK(r.status().message().find("filter 'xmlattr'") != std::string::npos);
+  CHECK(r.status().message().find("--chat-template NAME") != std::string::npos);
 }
 
 TEST_CASE("roles a family cannot express are refused; empty roles always", "[chat]") {
