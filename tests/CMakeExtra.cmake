@@ -29,3 +29,18 @@ endif()
 # the LES_PRETRAINED_DIR environment variable overrides the cache variable).
 set_property(SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/core/model/test_pretrained.cpp APPEND PROPERTY
              COMPILE_DEFINITIONS "LES_PRETRAINED_DIR=\"${LES_PRETRAINED_DIR}\"")
+
+# Chat templates against Jinja2 itself (python3-jinja2; skipped when absent):
+# the committed expectations are still what Jinja2 renders, and LES (through
+# the jinja_render helper) renders every template as Jinja2 does live.
+add_executable(jinja_render support/jinja_render.cpp)
+target_link_libraries(jinja_render PRIVATE les_test_main ${LES_TEST_LINK})
+find_program(LES_PYTHON3 python3)
+if(LES_PYTHON3)
+  set(les_jinja_dir ${CMAKE_CURRENT_SOURCE_DIR}/core/chat/jinja)
+  add_test(NAME core_jinja_expectations_current COMMAND ${LES_PYTHON3} ${les_jinja_dir}/render_reference.py --check)
+  add_test(NAME core_jinja_vs_jinja2
+           COMMAND ${LES_PYTHON3} ${les_jinja_dir}/render_reference.py --les $<TARGET_FILE:jinja_render>)
+  set_tests_properties(core_jinja_expectations_current core_jinja_vs_jinja2 PROPERTIES SKIP_RETURN_CODE 77
+                       LABELS core)
+endif()
