@@ -271,6 +271,26 @@ les_status les_context_set_activation_callback(les_context* ctx, les_activation_
   });
 }
 
+les_status les_context_set_route_callback(les_context* ctx, les_route_callback callback, void* user_data) {
+  return guarded("les_context_set_route_callback", [&]() -> les_status {
+    if (ctx == nullptr) return fail(les::invalid_argument_error("les_context_set_route_callback: ctx is NULL"));
+    ContextUse use(ctx->in_use, "les_context_set_route_callback", Access::write);
+    if (!use.ok()) return fail(use.status());
+    if (callback == nullptr) {
+      ctx->ctx->set_router_observer({});
+    } else {
+      // During a forward chunk the sequence has not advanced yet: n_past() is
+      // the position of the chunk's first row.
+      const les::Context* c = ctx->ctx.get();
+      ctx->ctx->set_router_observer([callback, user_data, c](const les::RouterObservation& o) {
+        callback(o.layer, c->n_past() + o.first_token, o.n_tokens, o.n_expert_used, o.selected, o.weights,
+                 user_data);
+      });
+    }
+    return LES_OK;
+  });
+}
+
 int32_t les_context_n_past(const les_context* ctx) {
   if (ctx == nullptr) return 0;
   ContextUse use(ctx->in_use, "les_context_n_past", Access::read);

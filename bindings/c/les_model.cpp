@@ -7,6 +7,7 @@
 
 #include "capi_internal.h"
 #include "core/model/thread_count.h"
+#include "core/gguf/expert_layout.h"
 #include "core/gguf/gguf_reader.h"
 #include "log_sink.h"
 
@@ -127,6 +128,18 @@ int32_t les_model_n_head_kv(const les_model* m) { return hp(m) ? hp(m)->n_head_k
 int32_t les_model_n_expert(const les_model* m) { return hp(m) ? hp(m)->n_expert : 0; }
 int32_t les_model_n_expert_used(const les_model* m) { return hp(m) ? hp(m)->n_expert_used : 0; }
 int32_t les_model_n_ctx_train(const les_model* m) { return hp(m) ? hp(m)->n_ctx_train : 0; }
+
+uint64_t les_model_expert_bytes(const les_model* m, int32_t layer) {
+  if (hp(m) == nullptr || layer < 0 || layer >= hp(m)->n_layer) return 0;
+  try {
+    auto x = les::ExpertLayout::from_file(m->state->model->file());
+    if (!x.ok() || layer >= x->n_layer()) return 0;
+    const les::LayerExpertInfo& li = x->layer(layer);
+    return li.present ? li.expert_bytes : 0;
+  } catch (...) {
+    return 0;
+  }
+}
 
 int32_t les_model_desc(const les_model* m, char* buf, size_t buf_size) {
   if (m == nullptr || !m->state) return -1;

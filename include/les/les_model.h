@@ -85,6 +85,13 @@ LES_API int32_t les_model_n_expert(const les_model *model);       /* 0 for dense
 LES_API int32_t les_model_n_expert_used(const les_model *model);  /* top-k; 0 for dense models */
 LES_API int32_t les_model_n_ctx_train(const les_model *model);
 
+/* Bytes of one routed expert of `layer` (0 <= layer < les_model_n_layer()):
+ * its gate, up and down matrices as the file stores them, without padding,
+ * i.e. what streaming reads for it. 0 for a dense layer, a layer out of
+ * range, a file whose expert tensors cannot be described, or a NULL model.
+ * Thread-safe; describes the file's tensors on every call (cheap, not free). */
+LES_API uint64_t les_model_expert_bytes(const les_model *model, int32_t layer);
+
 /* Copies a NUL-terminated description ("qwen3moe 8 layers, 32 experts top-4, F16")
  * into buf (truncated to buf_size - 1 bytes). Returns the full length, or -1 on
  * a NULL model. Thread-safe. */

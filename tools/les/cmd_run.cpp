@@ -42,6 +42,15 @@
 // tok/s line counts every emitted token over the whole decode phase, drafting
 // and verifying included.
 //
+// --route-trace FILE records which experts every MoE layer's router selected
+// for every position (les_context_set_route_callback) and writes them as a
+// route_trace v1 file (common/route_recorder.h; the format of the recorded
+// traces bench_trace and bench/policy_table.py replay): the prompt's
+// positions as phase 0, the generated tokens' as phase 1. A dense model is an
+// error (exit 1, nothing to record); with --lookup / --draft / --mtp it is a
+// usage error (exit 2: verify passes route drafts that may be rejected). The
+// file is written also when generation stopped early (context full, interrupt).
+//
 // --mmproj FILE --image PATH ... (vision_options.h): each image is encoded by
 // the vision encoder (les_vision.h) and put in front of the prompt text, as
 // llama-mtmd-cli does: one media marker per image before -p's text, inside the
@@ -57,6 +66,7 @@
 // errors, exit 2) and the UTF-8 repair of printed pieces.
 #include <les/les.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -67,6 +77,7 @@
 #include "commands.h"
 #include "common/chat_prompt.h"
 #include "common/interrupt.h"
+#include "common/route_recorder.h"
 #include "common/model_options.h"
 #include "common/run_report.h"
 #include "common/speculative_options.h"
@@ -93,6 +104,7 @@ struct RunOptions {
   std::string chat_template;
   std::string chat_template_kwargs;
   bool print_prompt = false;
+  std::string route_trace;  // --route-trace FILE
 };
 
 struct Output {
@@ -112,6 +124,32 @@ bool print_piece(les_token /*token*/, const char* piece, size_t len, void* user_
   return true;
 }
 
+// Writes --route-trace's file: positions [0, n_past) of the context, the
+// first n_prompt_tokens of them the prompt. Returns 0, or 1 after printing why.
+int write_route_trace(const RunOptions& o, const les_model* model, const les_context* ctx, const RouteRecorder& rec,
+                      const les_generate_stats& stats) {
+  if (!rec.error().empty()) {
+    std::fprintf(stderr, "les run: --route-trace: %s\n", rec.error().c_str());
+    return 1;
+  }
+  std::vector<uint64_t> bytes;
+  for (int32_t l = 0; l < les_model_n_layer(model); ++l) bytes.push_back(les_model_expert_bytes(model, l));
+  char arch[64] = "";
+  les_model_meta_str(model, "general.architecture", arch, sizeof arch);
+  const std::string name = o.model.model.empty() ? std::string("default") : o.model.model;
+  const std::string base = name.substr(name.find_last_of('/') == std::string::npos ? 0 : name.find_last_of('/') + 1);
+  // The sequence's positions (a last token left pending was never routed).
+  const int32_t n_positions = std::min(les_context_n_past(ctx), rec.n_positions());
+  const std::string err = rec.write(o.route_trace, base, arch, bytes, stats.n_prompt_tokens, n_positions);
+  if (!err.empty()) {
+    std::fprintf(stderr, "les run: %s\n", err.c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "les run: route trace %s: %d positions (%d prompt), %d layers\n", o.route_trace.c_str(),
+               n_positions, stats.n_prompt_tokens, les_model_n_layer(model));
+  return 0;
+}
+
 int run(RunOptions o) {
   // Arguments first: bad values are usage errors (exit 2) before any file is touched.
   if (int rc = validate_model_options(kTool, o.model)) return rc;
@@ -121,6 +159,11 @@ int run(RunOptions o) {
   if (o.speculative.mtp && !o.vision.images.empty()) {  // refused by les_generate_with_images: say so before encoding
     std::fprintf(stderr, "les run: --mtp cannot be combined with --image (MTP drafting does not run over image positions; "
                          "use --lookup or --draft)\n");
+    return 2;
+  }
+  if (!o.route_trace.empty() && o.speculative.enabled()) {
+    std::fprintf(stderr, "les run: --route-trace cannot be combined with --lookup, --draft or --mtp (verify passes "
+                         "route drafts that may be rejected)\n");
     return 2;
   }
   const ModelOptions& m = o.model;
@@ -201,6 +244,18 @@ int run(RunOptions o) {
   // The prompt's bytes with their length: a prompt file may hold NUL bytes.
   gp.prompt_text = o.prompt.data();
   gp.prompt_text_len = o.prompt.size();
+  std::unique_ptr<RouteRecorder> recorder;
+  if (!o.route_trace.empty()) {
+    if (les_model_n_expert(model.p) <= 0) {
+      std::fprintf(stderr, "les run: --route-trace: %s has no routed experts (a dense model routes nothing)\n",
+                   model_desc(model.p).c_str());
+      return 1;
+    }
+    recorder = std::make_unique<RouteRecorder>(les_model_n_layer(model.p), les_model_n_expert(model.p),
+                                               les_model_n_expert_used(model.p));
+    if (les_status s = les_context_set_route_callback(ctx.p, RouteRecorder::callback, recorder.get()); s != LES_OK)
+      return fail_c(kTool, "route trace", s, les_last_error());
+  }
   const les_status st =
       images.empty() ? les_generate(ctx.p, nullptr, &gp, print_piece, &out)
                      : les_generate_with_images(ctx.p, nullptr, image_ptrs.data(),
@@ -217,6 +272,9 @@ int run(RunOptions o) {
     return fail_c(kTool, "statistics", s, les_last_error());
   if (st == LES_ERR_CONTEXT_FULL && stats.stop_reason != LES_STOP_CONTEXT_FULL)
     return fail_c(kTool, "generation", st, les_context_last_error(ctx.p));
+  if (recorder) {
+    if (int rc = write_route_trace(o, model.p, ctx.p, *recorder, stats)) return rc;
+  }
   const double rss = peak_rss_mib();
   print_generate_summary(kTool, stats, rss);
   if (o.stats && o.speculative.enabled()) print_speculative_stats(kTool, stats);
@@ -232,6 +290,7 @@ int run(RunOptions o) {
     j["expert_budget_mib"] = streaming ? nlohmann::json(m.budget_mb) : nlohmann::json(nullptr);
     j["stream"] = streaming ? stream_stats_json(model.p, ctx.p) : nlohmann::json(nullptr);
     j["speculative"] = o.speculative.enabled() ? speculative_stats_json(stats) : nlohmann::json(nullptr);
+    j["route_trace"] = recorder ? nlohmann::json(o.route_trace) : nlohmann::json(nullptr);
     std::printf("%s\n", j.dump().c_str());
   }
   return interrupt.signal_number() != 0 ? interrupt.exit_code() : 0;
@@ -267,6 +326,8 @@ void register_run(CLI::App& app, ToolState& state) {
   cmd->add_flag("--stats", o->stats,
                 "Print expert-streaming statistics (with --budget-mb) and speculative-decoding totals (with --lookup "
                 "or --draft)");
+  cmd->add_option("--route-trace", o->route_trace,
+                  "Write the router's expert choices of every position to FILE (route_trace v1)");
   cmd->add_flag("--json", o->json,
                 "Print one JSON object (text, token counts, speeds, peak RSS, streaming statistics) on stdout at the "
                 "end instead of streaming the text");
