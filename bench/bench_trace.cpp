@@ -223,7 +223,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Replay a route trace through LES's expert cache"};
   app.add_option("--trace", a.trace, "route_trace v1 file")->required();
   app.add_option("--budgets-mb", a.budgets, "Comma-separated budgets in MiB of expert data");
-  app.add_option("--policy", a.policies, "Policy to replay (repeatable): next_use, lfu_aged, lru, layer_lfu, optimal; default all");
+  app.add_option("--policy", a.policies, "Policy to replay (repeatable): adaptive, next_use, lfu_aged, lru, layer_lfu, optimal; default all");
   app.add_option("--recall", a.recall, "Simulate lookahead hints of this recall (0..1)")->check(CLI::Range(0.0, 1.0));
   app.add_option("--candidates", a.candidates, "Hint list length c (default k + 2)")->check(CLI::Range(1, 1 << 16));
   app.add_option("--seed", a.seed, "Seed of the simulated predictor");

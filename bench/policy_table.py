@@ -21,16 +21,55 @@ script under `flock -x /work/cpu.lock` when timing.
       --traces ../shared/fixtures/traces/*.route.csv --out bench/results/policy_table-DATE-MACHINE
 """
 import argparse
+import gzip
 import json
 import os
 import platform
 import subprocess
 import sys
+import tempfile
 
 
 def run(bench, args):
     out = subprocess.run([bench] + args + ["--json"], check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
+
+
+def trace_shape(path):
+    """(n_layer, n_expert, total expert bytes) from a trace's header lines."""
+    n_layer = n_expert = 0
+    total = 0
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        for line in f:
+            if not line.startswith("#"):
+                break
+            kv = dict(x.split("=", 1) for x in line[1:].split() if "=" in x)
+            if "n_layer" in kv:
+                n_layer, n_expert = int(kv["n_layer"]), int(kv["n_expert"])
+            elif "expert_bytes" in kv:
+                total += int(kv["expert_bytes"]) * n_expert
+    return n_layer, n_expert, total
+
+
+def plain(path, tmp):
+    """A path bench_trace can read: .gz traces are decompressed into tmp."""
+    if not path.endswith(".gz"):
+        return path
+    out = os.path.join(tmp, os.path.basename(path)[:-3])
+    with gzip.open(path, "rb") as f, open(out, "wb") as g:
+        g.write(f.read())
+    return out
+
+
+def below(entry_results, default):
+    """Budgets where the default policy's hit rate is below lru's, with the gap in points."""
+    hit = {(r["budget_mb"], r["policy"]): r["hit_rate"] for r in entry_results}
+    out = []
+    for (b, p), h in sorted(hit.items()):
+        if p == default and h < hit[(b, "lru")]:
+            out.append("%g MiB: %.2f" % (b, 100 * (h - hit[(b, "lru")])))
+    return out
 
 
 def main():
@@ -41,9 +80,19 @@ def main():
     ap.add_argument("--recall", type=float, action="append", default=None)
     ap.add_argument("--timing", type=int, default=0, help="replays per cell for ns/token (0 = skip)")
     ap.add_argument("--no-prefetch", action="store_true", help="skip the read-ahead (--prefetch) tables")
+    ap.add_argument("--no-hints", action="store_true", help="only the replays without hints (implies --no-prefetch)")
+    ap.add_argument("--small-budgets-frac", default="0.08,0.12,0.16,0.25,0.35,0.5,0.7",
+                    help="for a trace whose experts total less than the largest budget (the trained fixture): "
+                         "budgets as these fractions of its expert bytes")
     ap.add_argument("--out", required=True, help="output path without extension")
     a = ap.parse_args()
-    recalls = a.recall or [0.886]
+    tmp = tempfile.mkdtemp()
+    recalls = [] if a.no_hints else (a.recall or [0.886])
+    a.no_prefetch = a.no_prefetch or a.no_hints
+    summary = ["## Default against lru", "",
+               "Budgets where the default policy's hit rate is below lru's (points); `none` = never below.", "",
+               "| trace | without hints |" + "".join(" hints r=%g |" % r for r in recalls),
+               "|---|---|" + "---|" * len(recalls)]
     doc = {"machine": {"node": platform.node(), "cpu": platform.processor() or platform.machine(),
                        "cores": os.cpu_count()},
            "method": "bench_trace cache-only replay (src/trace/cache_replay.h accounting); hints simulated",
@@ -53,17 +102,23 @@ def main():
           "per distinct expert of a (token, layer), prefill warms, decode counted, budget = bytes of expert "
           "data). `optimal` = Belady on the same cache. `+hints r` = simulated lookahead hints of recall r "
           "(they inform eviction only). * = the default policy of `les run`.", ""]
-    for path in a.traces:
-        name = os.path.basename(path).replace(".route.csv", "")
-        entry = {"no_hints": run(a.bench, ["--trace", path, "--budgets-mb", a.budgets_mb])}
+    for src in a.traces:
+        name = os.path.basename(src).replace(".gz", "").replace(".route.csv", "")
+        path = plain(src, tmp)
+        budgets_mb = a.budgets_mb
+        _, _, total = trace_shape(src)
+        scaled = total < max(float(x) for x in a.budgets_mb.split(",")) * 2**20
+        if scaled:
+            budgets_mb = ",".join("%.3f" % (float(f) * total / 2**20) for f in a.small_budgets_frac.split(","))
+        entry = {"no_hints": run(a.bench, ["--trace", path, "--budgets-mb", budgets_mb])}
         for r in recalls:
-            entry["recall_%g" % r] = run(a.bench, ["--trace", path, "--budgets-mb", a.budgets_mb, "--recall", str(r)])
+            entry["recall_%g" % r] = run(a.bench, ["--trace", path, "--budgets-mb", budgets_mb, "--recall", str(r)])
         if not a.no_prefetch:
             for r in recalls:
-                entry["prefetch_%g" % r] = run(a.bench, ["--trace", path, "--budgets-mb", a.budgets_mb, "--recall", str(r),
+                entry["prefetch_%g" % r] = run(a.bench, ["--trace", path, "--budgets-mb", budgets_mb, "--recall", str(r),
                                                          "--prefetch"])
         if a.timing > 0:
-            entry["timing"] = run(a.bench, ["--trace", path, "--budgets-mb", a.budgets_mb, "--timing", str(a.timing)])
+            entry["timing"] = run(a.bench, ["--trace", path, "--budgets-mb", budgets_mb, "--timing", str(a.timing)])
         doc["traces"][name] = entry
         base = entry["no_hints"]
         policies = []
@@ -75,13 +130,19 @@ def main():
         cols += [(p, "recall_%g" % r) for r in recalls for p in policies if p not in ("lru", "layer_lfu", "optimal")]
         head = ["budget MiB"] + [(p + ("*" if p == default else "")) + ("" if k == "no_hints" else " +hints r=" + k[7:])
                                  for p, k in cols]
-        md += ["## %s (%s, %d layers, %d experts, top-%d, %d decode tokens; one token's experts %.0f MiB)" %
+        dflt = next((r["policy"] for r in base["results"] if r["default"]), None)
+        summary.append("| %s | %s |" % (name, ", ".join(below(base["results"], dflt)) or "none") +
+                       "".join(" %s |" % (", ".join(below(entry["recall_%g" % r]["results"], dflt)) or "none")
+                               for r in recalls))
+        md += ["## %s (%s, %d layers, %d experts, top-%d, %d decode tokens; one token's experts %.2f MiB; "
+               "experts in all %.1f MiB%s)" %
                (name, base["arch"], base["n_layer"], base["n_expert"], base["n_expert_used"], base["decode_tokens"],
-                base["one_token_bytes"] / 2**20), "",
+                base["one_token_bytes"] / 2**20, total / 2**20,
+                ("; budgets = %s of that" % a.small_budgets_frac) if scaled else ""), "",
                "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         budgets = sorted({r["budget_mb"] for r in base["results"]})
         for b in budgets:
-            row = ["%g" % b]
+            row = ["%.4g" % b]
             for p, k in cols:
                 hit = next(r["hit_rate"] for r in entry[k]["results"] if r["budget_mb"] == b and r["policy"] == p)
                 row.append("%.1f" % (100 * hit))
@@ -111,6 +172,7 @@ def main():
             for b in budgets:
                 md.append("| %g | " % b + " | ".join("%.0f" % t[(b, p)] for p in policies) + " |")
         md.append("")
+    md += [""] + summary + [""]
     with open(a.out + ".json", "w") as f:
         json.dump(doc, f, indent=1)
     with open(a.out + ".md", "w") as f:

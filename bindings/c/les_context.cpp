@@ -46,6 +46,7 @@ les::Result<les::sched::StreamingParams> streaming_params(const les_context_para
     case LES_EVICTION_LFU_AGED: sp.policy = les::sched::EvictionPolicy::lfu_aged; break;
     case LES_EVICTION_LRU: sp.policy = les::sched::EvictionPolicy::lru; break;
     case LES_EVICTION_NEXT_USE: sp.policy = les::sched::EvictionPolicy::next_use; break;
+    case LES_EVICTION_ADAPTIVE: sp.policy = les::sched::EvictionPolicy::adaptive; break;
     default:
       return les::invalid_argument_error("les_context_params.eviction " + std::to_string(ev) +
                                          " is not a les_eviction_policy");
@@ -86,7 +87,7 @@ les_context_params les_context_default_params(void) {
   p.expert_budget_bytes = 0;
   p.prefetch_candidates = -1;
   p.io_backend = LES_IO_AUTO;
-  p.eviction = LES_EVICTION_NEXT_USE;
+  p.eviction = LES_EVICTION_ADAPTIVE;
   p.memory_limit_bytes = 0;
   p.progress_callback = nullptr;
   p.progress_user_data = nullptr;

@@ -40,14 +40,17 @@ typedef enum les_io_backend {
                             libdispatch (CMake LES_IO_DISPATCH); LES_ERR_UNSUPPORTED where not built */
 } les_io_backend;
 
-/* Expert cache eviction. NEXT_USE (the default): evict the entry with the largest expected
- * time to its next use per byte, from the fixed layer order and its access frequency (halving every
- * 16 tokens); it keeps hitting below one token's worth of experts, where LRU gets no hits.
- * LFU_AGED: access frequency halving every 16 tokens; LRU: least recently used. */
+/* Expert cache eviction. ADAPTIVE (the default): evicts as NEXT_USE or as LRU, whichever two
+ * ghost caches (keys only, the cache's capacity, replaying its lookups) show is hitting more over
+ * the last tokens (ages with a 16-token half-life). NEXT_USE: evict the entry with the largest
+ * expected time to its next use per byte, from the fixed layer order and its access frequency
+ * (halving every 16 tokens); it keeps hitting below one token's worth of experts, where LRU gets
+ * no hits. LFU_AGED: access frequency halving every 16 tokens; LRU: least recently used. */
 typedef enum les_eviction_policy {
   LES_EVICTION_LFU_AGED = 0,
   LES_EVICTION_LRU = 1,
-  LES_EVICTION_NEXT_USE = 2
+  LES_EVICTION_NEXT_USE = 2,
+  LES_EVICTION_ADAPTIVE = 3
 } les_eviction_policy;
 
 typedef enum les_kv_type {
@@ -82,7 +85,7 @@ typedef struct les_context_params {
                                     layer's router applied to this layer's router input; -1 = top-k + 2
                                     (default), 0 = no lookahead (on-demand reads), else k <= c <= 2k */
   les_io_backend io_backend;     /* how expert bytes are read; default LES_IO_AUTO */
-  les_eviction_policy eviction;  /* expert cache eviction; default LES_EVICTION_NEXT_USE */
+  les_eviction_policy eviction;  /* expert cache eviction; default LES_EVICTION_ADAPTIVE */
   /* --- a caller whose struct_size ends above gets no limit and no callback. --- */
   uint64_t memory_limit_bytes;   /* 0 = no limit (default). > 0: a bound on the whole process's peak
                                     resident set (binary, libraries, allocator and everything already
@@ -156,7 +159,7 @@ typedef struct les_memory_plan {
 } les_memory_plan;
 
 /* Defaults: struct_size set, n_ctx 0, n_batch 0, n_threads 0, LES_KV_F16, experts resident
- * (expert_budget_bytes 0), prefetch_candidates -1, LES_IO_AUTO, LES_EVICTION_NEXT_USE, no memory
+ * (expert_budget_bytes 0), prefetch_candidates -1, LES_IO_AUTO, LES_EVICTION_ADAPTIVE, no memory
  * limit (memory_limit_bytes 0). Thread-safe. */
 LES_API les_context_params les_context_default_params(void);
 

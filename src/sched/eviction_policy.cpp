@@ -9,6 +9,7 @@ const char* eviction_policy_name(EvictionPolicy p) noexcept {
     case EvictionPolicy::lru: return "lru";
     case EvictionPolicy::lfu_aged: return "lfu_aged";
     case EvictionPolicy::next_use: return "next_use";
+    case EvictionPolicy::adaptive: return "adaptive";
   }
   return "?";
 }
@@ -17,11 +18,12 @@ Result<EvictionPolicy> parse_eviction_policy(const std::string& name) {
   if (name == "lru") return EvictionPolicy::lru;
   if (name == "lfu" || name == "lfu_aged") return EvictionPolicy::lfu_aged;
   if (name == "next_use") return EvictionPolicy::next_use;
-  return invalid_argument_error("unknown eviction policy '" + name + "' (known: next_use, lfu_aged, lru)");
+  if (name == "adaptive") return EvictionPolicy::adaptive;
+  return invalid_argument_error("unknown eviction policy '" + name + "' (known: adaptive, next_use, lfu_aged, lru)");
 }
 
 std::vector<EvictionPolicy> all_eviction_policies() {
-  return {EvictionPolicy::next_use, EvictionPolicy::lfu_aged, EvictionPolicy::lru};
+  return {EvictionPolicy::adaptive, EvictionPolicy::next_use, EvictionPolicy::lfu_aged, EvictionPolicy::lru};
 }
 
 Result<std::unique_ptr<Evictor>> make_evictor(EvictionPolicy policy, const EvictorParams& p) {
@@ -41,6 +43,7 @@ Result<std::unique_ptr<Evictor>> make_evictor(EvictionPolicy policy, const Evict
     case EvictionPolicy::lru: return make_lru_evictor(p);
     case EvictionPolicy::lfu_aged: return make_lfu_aged_evictor(p);
     case EvictionPolicy::next_use: return make_next_use_evictor(p);
+    case EvictionPolicy::adaptive: return make_adaptive_evictor(p);
   }
   return invalid_argument_error("evictor: unknown policy");
 }

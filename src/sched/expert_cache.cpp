@@ -123,6 +123,7 @@ Status ExpertCache::set_budget(size_t budget_bytes) {
   if (!p_.backed) {
     n_slots_ = capacity_;
     capacity_bytes_ = budget_bytes - p_.reserved_bytes;
+    evictor_->set_capacity_bytes(capacity_bytes_);
     if (free_.empty() && used_ == 0) rebuild_free_list();
     expire_protection();
     while (used_ > capacity_bytes_ && evict_one(false, nullptr)) {
@@ -135,6 +136,7 @@ Status ExpertCache::set_budget(size_t budget_bytes) {
   const int32_t old = n_slots_;
   n_slots_ = new_slots;
   capacity_bytes_ = static_cast<size_t>(new_slots) * p_.slot_bytes;
+  evictor_->set_capacity_bytes(capacity_bytes_);
   populated_ = std::min(populated_, new_slots);
   if (new_slots > populated_ && !prefault_new_slots(prefault_progress_)) prefault_cancelled_ = true;
   for (int32_t s = new_slots; s < old; ++s) {

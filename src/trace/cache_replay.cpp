@@ -21,7 +21,7 @@ Result<ReplayPolicy> parse_replay_policy(const std::string& name) {
   if (name == "layer_lfu") return ReplayPolicy::layer_lfu();
   auto p = sched::parse_eviction_policy(name);
   if (!p.ok())
-    return invalid_argument_error("unknown policy '" + name + "' (known: next_use, lfu_aged, lru, layer_lfu, optimal)");
+    return invalid_argument_error("unknown policy '" + name + "' (known: adaptive, next_use, lfu_aged, lru, layer_lfu, optimal)");
   return ReplayPolicy(*p);
 }
 

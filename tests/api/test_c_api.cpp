@@ -337,7 +337,7 @@ TEST_CASE("C API: streamed experts give the resident text; budget and statistics
   CHECK(st.hit_rate <= 1.0);
   CHECK(st.read_errors == 0);
   CHECK(st.one_token_budget_bytes > 0);
-  CHECK(les_context_default_params().eviction == LES_EVICTION_NEXT_USE);
+  CHECK(les_context_default_params().eviction == LES_EVICTION_ADAPTIVE);
   {
     // A caller built against the first les_stream_stats (without one_token_budget_bytes)
     // still gets its fields, and nothing is written past them.

@@ -148,7 +148,7 @@ TEST_CASE("les run warns when the budget is below one token's worth of experts",
   CHECK(large.err.find("below one token's worth") == std::string::npos);
   const RunResult bad = run_les(args + "4096 --eviction mru");
   CHECK(bad.exit_code == 2);
-  for (const char* p : {"next_use", "lfu_aged", "lru"}) {
+  for (const char* p : {"adaptive", "next_use", "lfu_aged", "lru"}) {
     INFO(p);
     CHECK(run_les(args + "4096 --eviction " + p).exit_code == 0);
   }

@@ -135,8 +135,8 @@ void add_model_options(CLI::App* cmd, ModelOptions& o) {
       ->check(decimal_number())
       ->capture_default_str();
   add_io_option(cmd, o.io);
-  cmd->add_option("--eviction", o.eviction, "Expert cache eviction: next_use, lfu_aged, lru")
-      ->check(CLI::IsMember({"next_use", "lfu_aged", "lru"}))
+  cmd->add_option("--eviction", o.eviction, "Expert cache eviction: adaptive, next_use, lfu_aged, lru")
+      ->check(CLI::IsMember({"adaptive", "next_use", "lfu_aged", "lru"}))
       ->capture_default_str();
   auto* weights = cmd->add_option("--weights", o.weights,
                                   "Where weights live: auto (dense weights read into memory when the model has "
@@ -248,7 +248,8 @@ int create_context(const char* tool, ModelOptions& o, const ModelHandle& model, 
   cp.io_backend = io_backend_from_option(o.io);
   cp.eviction = o.eviction == "lru"        ? LES_EVICTION_LRU
                 : o.eviction == "lfu_aged" ? LES_EVICTION_LFU_AGED
-                                           : LES_EVICTION_NEXT_USE;
+                : o.eviction == "next_use" ? LES_EVICTION_NEXT_USE
+                                           : LES_EVICTION_ADAPTIVE;
   // No progress callback: the expert cache's pages fault in on a background thread
   // while the prompt runs (Linux 5.14+; les_context_params.progress_callback).
   const les_status created = les_context_create(model.p, &cp, &ctx.p);

@@ -28,7 +28,7 @@ struct ModelOptions {
   double mem_limit_mb = 0;   // > 0: whole-process limit; chooses budget_mb (les_context_params.memory_limit_bytes)
   int32_t prefetch_c = -1;
   std::string io = "auto";
-  std::string eviction = "next_use";
+  std::string eviction = "adaptive";
   std::string weights = "auto";  // les_model_params.weights: auto, mmap, read (--no-mmap = read)
   bool mlock = false;            // les_model_params.lock_weights
 };

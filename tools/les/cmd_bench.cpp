@@ -3,7 +3,7 @@
 //
 //   les bench [-m MODEL.gguf] [-p 512[,N...]] [-n 128[,N...]] [-r 5] [-t T[,T...]]
 //             [--budget-mb 0[,MiB...]] [-c N] [--kv-type f16|q8_0] [--prefetch-c C]
-//             [--io auto|pread|io_uring|dispatch] [--eviction next_use|lfu_aged|lru] [--json]
+//             [--io auto|pread|io_uring|dispatch] [--eviction adaptive|next_use|lfu_aged|lru] [--json]
 //
 // For every (threads, budget) a fresh context is created (budget 0: experts
 // resident; > 0: streamed through an expert cache of that many MiB), and every
@@ -62,7 +62,7 @@ struct BenchOptions {
   std::string kv_type = "f16";
   int32_t prefetch_c = -1;
   std::string io = "auto";
-  std::string eviction = "next_use";
+  std::string eviction = "adaptive";
   bool json = false;
 };
 
@@ -205,7 +205,8 @@ int bench_config(const BenchOptions& o, les_model* model, int threads, double bu
   cp.io_backend = io_backend_from_option(o.io);
   cp.eviction = o.eviction == "lru"        ? LES_EVICTION_LRU
                 : o.eviction == "lfu_aged" ? LES_EVICTION_LFU_AGED
-                                           : LES_EVICTION_NEXT_USE;
+                : o.eviction == "next_use" ? LES_EVICTION_NEXT_USE
+                                           : LES_EVICTION_ADAPTIVE;
   // A progress callback keeps the expert cache's prefault on this thread (les_context_params):
   // no page is faulted in while a test is timed.
   cp.progress_callback = [](float, void*) { return true; };
@@ -362,8 +363,8 @@ void register_bench(CLI::App& app, ToolState& state) {
   cmd->add_option("--prefetch-c", o->prefetch_c, "Lookahead candidates (-1 = k+2, 0 = on demand)")
       ->capture_default_str();
   add_io_option(cmd, o->io);
-  cmd->add_option("--eviction", o->eviction, "Expert cache eviction: next_use, lfu_aged, lru")
-      ->check(CLI::IsMember({"next_use", "lfu_aged", "lru"}))
+  cmd->add_option("--eviction", o->eviction, "Expert cache eviction: adaptive, next_use, lfu_aged, lru")
+      ->check(CLI::IsMember({"adaptive", "next_use", "lfu_aged", "lru"}))
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one JSON array on stdout instead of the table");
   cmd->callback([&state, o] { state.exit_code = bench(*o); });

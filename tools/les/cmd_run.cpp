@@ -173,7 +173,7 @@ int run(RunOptions o) {
   }
   if (!check_template_kwargs(kTool, o.chat_template_kwargs)) return 2;
   if (m.budget_mb == 0 && m.mem_limit_mb == 0 &&
-      ((o.stats && !o.speculative.enabled()) || m.prefetch_c != -1 || m.io != "auto" || m.eviction != "next_use"))
+      ((o.stats && !o.speculative.enabled()) || m.prefetch_c != -1 || m.io != "auto" || m.eviction != "adaptive"))
     std::fprintf(stderr, "les run: note: --stats, --prefetch-c, --io and --eviction only apply with --budget-mb > 0 or --mem-limit-mb\n");
   if (!o.prompt_file.empty()) {
     auto text = read_prompt_file(o.prompt_file);

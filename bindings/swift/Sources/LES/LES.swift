@@ -252,7 +252,7 @@ public final class Context: @unchecked Sendable {
   public init(model: Model, contextLength: Int32 = 0, threads: Int32 = 0,
               expertBudgetBytes: UInt64 = 0, prefetchCandidates: Int32 = -1,
               memoryLimitBytes: UInt64 = 0, ioBackend: les_io_backend = LES_IO_AUTO,
-              eviction: les_eviction_policy = LES_EVICTION_NEXT_USE, kvType: les_kv_type = LES_KV_F16,
+              eviction: les_eviction_policy = LES_EVICTION_ADAPTIVE, kvType: les_kv_type = LES_KV_F16,
               draftModel: Model? = nil, vision: Vision? = nil) throws {
     // struct_size is this header's sizeof, set by les_context_default_params().
     var params = les_context_default_params()

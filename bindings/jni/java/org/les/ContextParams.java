@@ -27,6 +27,7 @@ public final class ContextParams {
   public static final int EVICTION_LFU_AGED = 0;
   public static final int EVICTION_LRU = 1;
   public static final int EVICTION_NEXT_USE = 2;
+  public static final int EVICTION_ADAPTIVE = 3;
 
   /**
    * 0 = routed experts resident (in the model's memory map); greater than 0 = experts are streamed
@@ -39,7 +40,7 @@ public final class ContextParams {
   public int prefetchCandidates;
   /** How expert bytes are read: IO_AUTO (io_uring where allowed, else pread), IO_PREAD, ... */
   public int ioBackend;
-  /** Expert cache eviction: EVICTION_NEXT_USE (default), EVICTION_LFU_AGED or EVICTION_LRU. */
+  /** Expert cache eviction: EVICTION_ADAPTIVE (default), EVICTION_NEXT_USE, EVICTION_LFU_AGED or EVICTION_LRU. */
   public int eviction;
 
   /**
