@@ -23,17 +23,12 @@
 // times the scale (|.| <= 32 * 32258) into int32. |isum| < 2^28.
 #include "kernels/x86/avx2_common.h"
 #include "kernels/x86/avx2_kernels.h"
+#include "kernels/x86/prefetch.h"
 
 namespace les::kernels::avx2 {
 namespace {
 
-// As avx2_kquants.cpp: the decode matvec prefetches 8 KiB ahead into L2.
-constexpr int kPrefetchAhead = 8192;
-inline void prefetch_ahead(const block_iq4_xs* blk) {
-  const char* p = reinterpret_cast<const char*>(blk) + kPrefetchAhead;
-  for (size_t o = 0; o < sizeof(block_iq4_xs); o += 64) _mm_prefetch(p + o, _MM_HINT_T1);
-  _mm_prefetch(p + sizeof(block_iq4_xs) - 1, _MM_HINT_T1);
-}
+using x86::prefetch_ahead;  // the decode matvec's prefetch (x86/prefetch.h)
 
 inline const block_q8_K& xblock(const uint8_t* x, size_t x_stride, int t, int64_t b) {
   return reinterpret_cast<const block_q8_K*>(x + static_cast<size_t>(t) * x_stride)[b];

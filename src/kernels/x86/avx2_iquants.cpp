@@ -18,19 +18,14 @@
 #include "kernels/iq_grids.h"
 #include "kernels/x86/avx2_common.h"
 #include "kernels/x86/avx2_kernels.h"
+#include "kernels/x86/prefetch.h"
 
 namespace les::kernels::avx2 {
 namespace {
 
 using iq::kSignMultipliers;
 
-// Lines of the super-block 8 KiB ahead into L2 (as avx2_kquants.cpp's decode matvec).
-template <typename Block>
-inline void prefetch_block(const Block* blk) {
-  const char* p = reinterpret_cast<const char*>(blk) + 8192;
-  for (size_t o = 0; o < sizeof(Block); o += 64) _mm_prefetch(p + o, _MM_HINT_T1);
-  _mm_prefetch(p + sizeof(Block) - 1, _MM_HINT_T1);
-}
+using x86::prefetch_ahead;  // the decode matvec's prefetch (x86/prefetch.h)
 
 inline const block_q8_K& xblock(const uint8_t* x, size_t x_stride, int t, int64_t b) {
   return reinterpret_cast<const block_q8_K*>(x + static_cast<size_t>(t) * x_stride)[b];
@@ -255,7 +250,7 @@ inline void dot_rows(int64_t n, float* s, int64_t s_stride, const void* vw, cons
   float acc[NX];
   for (int t = 0; t < NX; ++t) acc[t] = 0.0f;
   for (int64_t b = 0; b < n / kQKK; ++b) {
-    if constexpr (NX == 1) prefetch_block(w + b);
+    if constexpr (NX == 1) prefetch_ahead(w + b);
     __m256i isum[NX];
     for (int t = 0; t < NX; ++t) isum[t] = _mm256_setzero_si256();
     const typename T::Pre pre = T::prepare(w[b]);

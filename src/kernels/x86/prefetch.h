@@ -1,4 +1,4 @@
-// Internal: the software prefetch of the x86 K-quant decode matvecs (NX = 1),
+// Internal: the software prefetch of the x86 decode matvecs (NX = 1; K-quants and i-quants),
 // shared by the AVX2 and AVX-512 tiers. _mm_prefetch is SSE (baseline
 // x86-64), so this is safe in every x86 TU; it has internal linkage, so each
 // TU keeps its own copy (no ODR merging across differently compiled TUs).
