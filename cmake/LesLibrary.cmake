@@ -53,6 +53,9 @@ set_source_files_properties(${CMAKE_SOURCE_DIR}/src/vision/image_resize.cpp
                             PROPERTIES COMPILE_OPTIONS -ffp-contract=off)
 target_include_directories(les_obj PUBLIC ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include)
 target_link_libraries(les_obj PUBLIC les_kernels_obj fmt::fmt spdlog::spdlog Threads::Threads PkgConfig::UTF8PROC)
+# The chat layer (src/core/chat: a template's JSON variables; bindings/c/les_chat.cpp) reads JSON;
+# nothing in a header libles' users include does, so the dependency stays private.
+target_link_libraries(les_obj PRIVATE nlohmann_json::nlohmann_json)
 if(LIBURING_FOUND)
   target_link_libraries(les_obj PUBLIC PkgConfig::LIBURING)
   target_compile_definitions(les_obj PUBLIC LES_HAVE_LIBURING=1)
