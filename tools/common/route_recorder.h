@@ -1,7 +1,7 @@
 // RouteRecorder: what `les run --route-trace FILE` records. Installed as the
 // context's route callback (les_activations.h), it keeps each MoE layer's
 // router choice per sequence position, and at the end writes them as a
-// `route_trace v1` file (the format of ../shared/fixtures/traces/README.md,
+// `route_trace v1` file (the format of docs/model-graphs.md section 7,
 // read back by src/trace/route_trace.h):
 //   # route_trace v1
 //   # model=NAME arch=ARCH n_layer=L n_expert=E n_expert_used=K

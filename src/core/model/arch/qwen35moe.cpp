@@ -1,5 +1,5 @@
-// qwen35moe (Qwen3.5-MoE, the text backbone of MiniCPM-V 4.7 35B-A3B; fixtures
-// README section 7): a hybrid of Gated DeltaNet linear-attention layers
+// qwen35moe (Qwen3.5-MoE, the text backbone of MiniCPM-V 4.7 35B-A3B; docs/model-graphs.md
+// section 4): a hybrid of Gated DeltaNet linear-attention layers
 // (Hparams::is_recurrent) and gated full-attention layers (every fourth by
 // default: attn_q carries a per-head sigmoid output gate, per-head Q/K RMSNorm,
 // IMRoPE on the first rope.dimension_count dims). Every layer: the FFN input
