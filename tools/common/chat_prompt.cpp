@@ -27,6 +27,16 @@ int resolve_chat_template(const char* tool, const les_model* model, const std::s
   return 0;
 }
 
+void add_chat_template_options(CLI::App* cmd, std::string& name, std::string& kwargs_json) {
+  cmd->add_option("--chat-template", name,
+                  "Chat template: the model's own by default (its Jinja tokenizer.chat_template), a variant of it "
+                  "(tokenizer.chat_template.NAME, e.g. tool_use), or a built-in one by name (chatml, llama3, "
+                  "mistral, gemma, ...)");
+  cmd->add_option("--chat-template-kwargs", kwargs_json,
+                  "Extra variables for the model's chat template, as a JSON object (e.g. '{\"enable_thinking\": "
+                  "false}')");
+}
+
 bool check_template_kwargs(const char* tool, const std::string& kwargs_json) {
   if (kwargs_json.empty()) return true;
   const auto j = nlohmann::ordered_json::parse(kwargs_json, nullptr, /*allow_exceptions=*/false);

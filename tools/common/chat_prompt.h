@@ -9,6 +9,7 @@
 
 #include <les/les.h>
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,12 @@ struct ChatTurn {
 // template NAME (from ...)"). Returns 0, or 2 for an unknown name, 1 for a
 // model template LES cannot apply (the message names --chat-template).
 int resolve_chat_template(const char* tool, const les_model* model, const std::string& name);
+
+// Adds --chat-template NAME and --chat-template-kwargs JSON to `cmd` (les run
+// --chat, les chat), stored into `name` and `kwargs_json`; checked later by
+// resolve_chat_template() and check_template_kwargs(). Not thread-safe (CLI
+// setup).
+void add_chat_template_options(CLI::App* cmd, std::string& name, std::string& kwargs_json);
 
 // Whether `kwargs_json` is empty or a JSON object without the keys the
 // conversation itself sets (messages, add_generation_prompt); otherwise

@@ -406,13 +406,7 @@ void register_chat(CLI::App& app, ToolState& state) {
   add_speculative_options(cmd, o->speculative);
   add_vision_options(cmd, o->vision, /*with_image=*/false);
   cmd->add_option("--system", o->system, "System message (kept across /reset)");
-  cmd->add_option("--chat-template", o->chat_template,
-                  "Chat template: the model's own by default (its Jinja tokenizer.chat_template), a variant of it "
-                  "(tokenizer.chat_template.NAME, e.g. tool_use), or a built-in one by name (chatml, llama3, "
-                  "mistral, gemma, ...)");
-  cmd->add_option("--chat-template-kwargs", o->chat_template_kwargs,
-                  "Extra variables for the model's chat template, as a JSON object (e.g. '{\"enable_thinking\": "
-                  "false}')");
+  add_chat_template_options(cmd, o->chat_template, o->chat_template_kwargs);
   cmd->add_flag("--stats", o->stats, "Print the figures after every answer (as /stats does)");
   cmd->callback([&state, o] { state.exit_code = chat(*o); });
 }

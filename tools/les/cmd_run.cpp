@@ -313,13 +313,7 @@ void register_run(CLI::App& app, ToolState& state) {
                 "Control-token texts in the prompt (<|im_start|>, ...) become those tokens");
   cmd->add_flag("--chat", o->chat, "Send the prompt as a user turn through the model's chat template");
   cmd->add_option("--system", o->system, "System message for --chat");
-  cmd->add_option("--chat-template", o->chat_template,
-                  "Chat template: the model's own by default (its Jinja tokenizer.chat_template), a variant of it "
-                  "(tokenizer.chat_template.NAME, e.g. tool_use), or a built-in one by name (chatml, llama3, "
-                  "mistral, gemma, ...)");
-  cmd->add_option("--chat-template-kwargs", o->chat_template_kwargs,
-                  "Extra variables for the model's chat template, as a JSON object (e.g. '{\"enable_thinking\": "
-                  "false}')");
+  add_chat_template_options(cmd, o->chat_template, o->chat_template_kwargs);
   cmd->add_flag("--print-prompt", o->print_prompt,
                 "Print the prompt text generation would start from (with --chat: as the template renders it) "
                 "and exit without generating");
