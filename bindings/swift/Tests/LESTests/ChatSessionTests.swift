@@ -7,25 +7,7 @@ import Foundation
 import LES
 import XCTest
 
-final class ChatSessionTests: XCTestCase {
-  var ref: TrainedReference!
-  var model: Model!
-
-  override func setUpWithError() throws {
-    ref = try TrainedReference.load()
-    model = try Model(path: ref.modelPath, threads: 2)
-  }
-
-  override func tearDown() {
-    model = nil
-  }
-
-  func greedy(_ n: Int) -> GenerateParams {
-    var p = GenerateParams.greedy(maxTokens: Int32(n))
-    p.ignoreEOS = true
-    return p
-  }
-
+final class ChatSessionTests: TrainedModelTestCase {
   func testTemplatesRenderAndResolve() throws {
     XCTAssertTrue(LES.chatTemplateNames.contains("chatml"))
     let messages: [ChatMessage] = [.system("Be brief."), .user("Where is the castle?")]

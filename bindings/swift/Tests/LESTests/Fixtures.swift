@@ -117,3 +117,27 @@ func collect(_ stream: AsyncThrowingStream<Token, Error>) async -> (tokens: [Tok
   }
   return (tokens, nil)
 }
+
+/// A test case over the trained F16 model: `ref` is llama.cpp's reference for
+/// it and `model` the loaded model (2 threads), both fresh for every test;
+/// a missing fixture skips the test (fails it under CI=true).
+class TrainedModelTestCase: XCTestCase {
+  var ref: TrainedReference!
+  var model: Model!
+
+  override func setUpWithError() throws {
+    ref = try TrainedReference.load()
+    model = try Model(path: ref.modelPath, threads: 2)
+  }
+
+  override func tearDown() {
+    model = nil
+  }
+
+  /// Greedy decoding of `n` tokens that does not stop at end-of-generation.
+  func greedy(_ n: Int) -> GenerateParams {
+    var p = GenerateParams.greedy(maxTokens: Int32(n))
+    p.ignoreEOS = true
+    return p
+  }
+}

@@ -7,25 +7,7 @@ import Foundation
 import LES
 import XCTest
 
-final class GenerateTests: XCTestCase {
-  var ref: TrainedReference!
-  var model: Model!
-
-  override func setUpWithError() throws {
-    ref = try TrainedReference.load()
-    model = try Model(path: ref.modelPath, threads: 2)
-  }
-
-  override func tearDown() {
-    model = nil
-  }
-
-  func greedy(_ n: Int) -> GenerateParams {
-    var p = GenerateParams.greedy(maxTokens: Int32(n))
-    p.ignoreEOS = true
-    return p
-  }
-
+final class GenerateTests: TrainedModelTestCase {
   func testModelFactsAndTokenizer() throws {
     XCTAssertTrue(LES.versionAtLeast(0, 2))
     XCTAssertFalse(LES.versionAtLeast(99, 0))

@@ -8,25 +8,7 @@ import Foundation
 import LES
 import XCTest
 
-final class StreamTests: XCTestCase {
-  var ref: TrainedReference!
-  var model: Model!
-
-  override func setUpWithError() throws {
-    ref = try TrainedReference.load()
-    model = try Model(path: ref.modelPath, threads: 2)
-  }
-
-  override func tearDown() {
-    model = nil
-  }
-
-  func greedy(_ n: Int) -> GenerateParams {
-    var p = GenerateParams.greedy(maxTokens: Int32(n))
-    p.ignoreEOS = true
-    return p
-  }
-
+final class StreamTests: TrainedModelTestCase {
   /// The smallest budget, from the refusal's message ("... minimum N bytes ...").
   func minimumBudget(_ ctx: Context) throws -> UInt64 {
     let refused = try XCTUnwrap(expectLES(LES_ERR_INVALID_ARGUMENT, "a 1-byte budget") { try ctx.setExpertBudget(1) })
