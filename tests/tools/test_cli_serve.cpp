@@ -266,7 +266,7 @@ TEST_CASE("les serve: bad requests get 4xx error objects and the server stays up
       {"{" + user + R"(, "max_tokens": "10"})", "max_tokens"},
       {"{" + user + R"(, "temperature": -1})", "temperature"},
       {"{" + user + R"(, "temperature": "hot"})", "temperature"},
-      {"{" + user + R"(, "top_p": 0})", "top_p"},
+      {"{" + user + R"(, "top_p": -0.25})", "top_p"},
       {"{" + user + R"(, "top_p": 1.5})", "top_p"},
       {"{" + user + R"(, "min_p": -0.5})", "min_p"},
       {"{" + user + R"(, "repeat_penalty": 0})", "repeat_penalty"},

@@ -1,6 +1,7 @@
 // `les serve`: an OpenAI-compatible HTTP server for one model.
 //
 //   les serve -m MODEL.gguf [--host 127.0.0.1] [--port 8080] [--api-key KEY]
+//             [--cors-origin ORIGIN[,ORIGIN...] | --cors-origin '*']
 //             [--chat-template NAME] [--max-queue 16] [-n -1]
 //             [--mmproj FILE [--max-images 4] [--max-image-mb 4]] [sampling,
 //             context, --budget-mb and --lookup / --draft options as in
@@ -24,6 +25,8 @@
 // (body.h). It binds to 127.0.0.1 unless --host says otherwise (a
 // host that is not a loopback address, without --api-key, gets a warning);
 // --api-key KEY makes every /v1/ route require "Authorization: Bearer KEY".
+// --cors-origin lets web pages of those origins call the API from a browser
+// (cors.h; off by default; a bad origin is a usage error).
 // The first SIGINT (Ctrl-C), SIGTERM or SIGHUP stops the server
 // (signals.h): the generation running ends at its next token, queued
 // requests get 503, no new connection is taken, and `les serve` exits 0 once
@@ -57,6 +60,7 @@
 #include "common/speculative_options.h"
 #include "serve/body.h"
 #include "serve/cmd_serve.h"
+#include "serve/cors.h"
 #include "serve/engine.h"
 #include "serve/routes.h"
 #include "serve/signals.h"
@@ -78,6 +82,7 @@ struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 8080;
   std::string api_key;
+  std::string cors_origin;  // --cors-origin ("" = no CORS)
   std::string chat_template;
   int max_queue = 16;
   std::string mmproj;       // --mmproj ("" = no image input)
@@ -161,6 +166,13 @@ int serve(ServeOptions o) {
   }
 
   ServeState state;
+  if (!o.cors_origin.empty()) {
+    std::string why;
+    if (!parse_cors_origins(o.cors_origin, &state.cors_origins, &why)) {
+      std::fprintf(stderr, "les serve: --cors-origin: %s\n", why.c_str());
+      return 2;
+    }
+  }
   state.api_key = o.api_key;
   state.model_id = model_id(o.model.model);
   state.created = static_cast<int64_t>(std::time(nullptr));
@@ -284,6 +296,9 @@ void register_serve(CLI::App& app, ToolState& state) {
   cmd->add_option("--host", o->host, "Address to listen on (0.0.0.0: every interface)")->capture_default_str();
   cmd->add_option("--port", o->port, "TCP port (0 = any free port, printed)")->capture_default_str();
   cmd->add_option("--api-key", o->api_key, "Require 'Authorization: Bearer KEY' on every /v1/ route");
+  cmd->add_option("--cors-origin", o->cors_origin,
+                  "Allow browser pages of this origin to call the API (CORS): '*', or http[s]://host[:port], "
+                  "several separated by commas (default: no CORS)");
   cmd->add_option("--chat-template", o->chat_template,
                   "Chat template by name (chatml, llama3, mistral, gemma, ...; default: the model's own)");
   cmd->add_option("--max-queue", o->max_queue,

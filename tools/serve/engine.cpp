@@ -17,7 +17,14 @@ SamplingOptions merged_sampling(const SamplingOptions& defaults, const Completio
   SamplingOptions s = defaults;
   if (r.max_tokens) s.n_predict = *r.max_tokens;
   if (r.temperature) s.sp.temperature = *r.temperature;
-  if (r.top_p) s.sp.top_p = *r.top_p;
+  if (r.top_p && *r.top_p == 0.0f) {
+    // OpenAI accepts top_p 0: the nucleus is the most likely token alone,
+    // which is greedy decoding (the sampler's own top_p must be > 0).
+    s.sp.temperature = 0.0f;
+    s.sp.top_p = 1.0f;
+  } else if (r.top_p) {
+    s.sp.top_p = *r.top_p;
+  }
   if (r.min_p) s.sp.min_p = *r.min_p;
   if (r.top_k) s.sp.top_k = *r.top_k;
   if (r.presence_penalty) s.sp.presence_penalty = *r.presence_penalty;

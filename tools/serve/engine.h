@@ -122,6 +122,9 @@ class ServeEngine {
 
   int32_t n_ctx() const noexcept { return n_ctx_; }
 
+  // The model (its vocabulary is thread-safe to use: les_token.h).
+  const les_model* model() const noexcept { return model_; }
+
  private:
   les_model* model_;
   les_context* ctx_;

@@ -34,7 +34,8 @@
 // Every other field (model, user, metadata, store, parallel_tool_calls, ...)
 // is ignored.
 // Ranges the sampler checks (top_p in (0, 1], ...) are checked when the
-// request is merged with the server's defaults (engine.h).
+// request is merged with the server's defaults (engine.h); top_p 0, which
+// OpenAI accepts, is greedy decoding (temperature 0) there.
 //
 // Thread-safety: pure functions.
 #pragma once

@@ -6,8 +6,10 @@
 
 #include "serve/body.h"
 #include "serve/completion.h"
+#include "serve/cors.h"
 #include "serve/http.h"
 #include "serve/reply.h"
+#include "serve/tokenize.h"
 
 namespace les::tool {
 namespace {
@@ -29,8 +31,8 @@ json health_body(const ServeEngine& engine) {
 }  // namespace
 
 bool authorized(const ServeState& state, const httplib::Request& req) {
-  return state.api_key.empty() || req.path.rfind("/v1/", 0) != 0 ||
-         bearer_matches(req.get_header_value("Authorization"), state.api_key);
+  const bool needs_key = req.path.rfind("/v1/", 0) == 0 || req.path == "/tokenize" || req.path == "/detokenize";
+  return state.api_key.empty() || !needs_key || bearer_matches(req.get_header_value("Authorization"), state.api_key);
 }
 
 void refuse_unauthorized(const httplib::Request& req, httplib::Response& res) {
@@ -64,6 +66,11 @@ bool bearer_matches(const std::string& header, const std::string& key) {
 void install_routes(httplib::Server& server, ServeState& state) {
   server.set_payload_max_length(state.max_body_bytes);
   server.set_pre_routing_handler([&state](const httplib::Request& req, httplib::Response& res) {
+    // A CORS preflight carries no credentials: answered before the key check (cors.h).
+    if (!state.cors_origins.empty() && is_cors_preflight(req)) {
+      answer_cors_preflight(req, res);
+      return httplib::Server::HandlerResponse::Handled;
+    }
     // A request with a body is checked once its body is read (by the
     // completion routes), so that the body is not left on the connection.
     if (authorized(state, req) || has_body(req)) return httplib::Server::HandlerResponse::Unhandled;
@@ -89,6 +96,16 @@ void install_routes(httplib::Server& server, ServeState& state) {
                                                const httplib::ContentReader& reader) {
     handle_completion(state, Endpoint::kChat, req, res, reader);
   });
+  server.Post("/tokenize", [&state](const httplib::Request& req, httplib::Response& res,
+                                    const httplib::ContentReader& reader) { handle_tokenize(state, req, res, reader); });
+  server.Post("/detokenize", [&state](const httplib::Request& req, httplib::Response& res,
+                                      const httplib::ContentReader& reader) {
+    handle_detokenize(state, req, res, reader);
+  });
+  // Every reply, errors and streams included, passes here before its headers are written.
+  server.set_post_routing_handler([&state](const httplib::Request& req, httplib::Response& res) {
+    add_cors_headers(state.cors_origins, req, res);
+  });
   server.Post("/v1/completions", [&state](const httplib::Request& req, httplib::Response& res,
                                           const httplib::ContentReader& reader) {
     handle_completion(state, Endpoint::kCompletion, req, res, reader);
@@ -103,7 +120,7 @@ void install_routes(httplib::Server& server, ServeState& state) {
       send_error(req, res, 404,
                  "no route " + req.method + " " + req.path +
                      " (this server has GET /health, GET /v1/models, GET /v1/models/ID, POST /v1/chat/completions, "
-                     "POST /v1/completions)",
+                     "POST /v1/completions, POST /tokenize, POST /detokenize)",
                  "not_found_error");
     else if (res.status == 413)
       send_error(req, res, 413, "the request body is too large: " + body_limit_text(state.max_body_bytes),

@@ -6,14 +6,17 @@
 //   GET  /v1/models            the one model: {object: "list", data: [{id, ...}]}
 //   POST /v1/chat/completions  messages -> choices[0].message.content
 //   POST /v1/completions       prompt -> choices[0].text
+//   POST /tokenize, /detokenize  text <-> token ids (tokenize.h)
+// With --cors-origin, CORS preflights are answered and replies carry
+// Access-Control-Allow-Origin (cors.h).
 // The completion routes are in completion.h (whole and streamed
 // replies, the queue, what a shutdown answers).
 // Errors are OpenAI error objects: 400 for a request that cannot be served
 // as sent (invalid JSON, a missing or mistyped field, a value out of range,
 // an unknown role, an unsupported field, a prompt longer than the context),
-// 401 without the API key (every /v1/ route, when --api-key is set: the
-// header "Authorization: Bearer KEY", the scheme in any case; /health stays
-// open), 404 for an unknown route, 413 for a body over the limit (its
+// 401 without the API key (every /v1/ route, /tokenize and /detokenize,
+// when --api-key is set: the header "Authorization: Bearer KEY", the scheme
+// in any case; /health stays open), 404 for an unknown route, 413 for a body over the limit (its
 // message names the limit), 415 for a body that is not JSON, 503 while the
 // queue is full (with Retry-After) or the server stops.
 //
@@ -28,6 +31,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "serve/engine.h"
 #include "serve/json_limits.h"
@@ -42,6 +46,7 @@ struct ServeState {
   ImageLimits image_limits;   // --max-images, --max-image-mb (request.h)
   JsonShapeLimits json_limits;  // nesting and values a body may hold (json_limits.h)
   ParseGate parse_gate{kConcurrentParses};  // bodies parsed at once
+  std::vector<std::string> cors_origins;  // --cors-origin (cors.h); empty: no CORS
   std::atomic<ServeEngine*> engine{nullptr};  // set once the model is loaded
 };
 
@@ -51,8 +56,8 @@ struct ServeState {
 // server's listening.
 void install_routes(httplib::Server& server, ServeState& state);
 
-// Whether `req` may use its route: always without --api-key and outside
-// /v1/; else when its Authorization header carries the key.
+// Whether `req` may use its route: always without --api-key, and outside
+// /v1/, /tokenize and /detokenize; else when its Authorization header carries the key.
 bool authorized(const ServeState& state, const httplib::Request& req);
 
 // The 401 reply (WWW-Authenticate: Bearer, an authentication_error object).
