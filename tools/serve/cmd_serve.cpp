@@ -239,7 +239,7 @@ int serve(ServeOptions o) {
     return rc;
   }
   print_speculative_banner(kTool, o.speculative, draft.p);
-  ServeEngine engine(model.p, ctx.p, {o.sampling, o.speculative, draft.p, o.chat_template, vision.get()}, o.max_queue);
+  ServeEngine engine(model.p, ctx.p, {o.sampling, o.speculative, draft.p, o.chat_template, vision.get(), &state.metrics}, o.max_queue);
   const int32_t n_ctx = les_context_n_ctx(ctx.p);
   state.max_body_bytes = request_body_limit(n_ctx);
   state.json_limits = request_json_limits(n_ctx);

@@ -218,6 +218,9 @@ GenerationOutcome ServeEngine::run(const GenerationJob& job, const std::function
   const int32_t n_prompt =
       job.images.empty() ? static_cast<int32_t>(job.ids.size()) : out.reused + stats.n_prompt_tokens;
   out.usage = {n_prompt, stats.n_generated};
+  if (settings_.metrics != nullptr)
+    settings_.metrics->count_generation(n_prompt, stats.n_generated, stats.decode_seconds,
+                                        stats.decode_tokens_per_second);
   const char* kind = job.endpoint == Endpoint::kChat ? "chat" : "completion";
   if (st != LES_OK && st != LES_ERR_CANCELLED && !(st == LES_ERR_CONTEXT_FULL && stats.stop_reason == LES_STOP_CONTEXT_FULL)) {
     out.status = st;
@@ -252,6 +255,12 @@ GenerationOutcome ServeEngine::run(const GenerationJob& job, const std::function
                stats.prefill_tokens_per_second, stats.decode_tokens_per_second,
                static_cast<unsigned long long>(stats.seed));
   return out;
+}
+
+bool ServeEngine::stream_stats(les_stream_stats* out) const {
+  *out = les_stream_stats{};
+  out->struct_size = sizeof *out;
+  return les_context_stream_stats(ctx_, out) == LES_OK;
 }
 
 void ServeEngine::shutdown() {

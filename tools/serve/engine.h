@@ -38,6 +38,7 @@
 #include "common/model_options.h"
 #include "common/speculative_options.h"
 #include "serve/images.h"
+#include "serve/metrics.h"
 #include "serve/queue.h"
 #include "serve/reply.h"
 #include "serve/request.h"
@@ -54,6 +55,7 @@ struct EngineSettings {
   const les_model* draft = nullptr;  // --draft's model, borrowed
   std::string chat_template;
   les_vision* vision = nullptr;      // --mmproj's encoder, borrowed (nullptr: requests with images get 400)
+  ServeMetrics* metrics = nullptr;   // counts each finished generation (metrics.h), borrowed; may be null
 };
 
 
@@ -124,6 +126,10 @@ class ServeEngine {
 
   // The model (its vocabulary is thread-safe to use: les_token.h).
   const les_model* model() const noexcept { return model_; }
+
+  // The context's streaming totals (les_context_stream_stats: any thread,
+  // any time); false when experts are not streamed.
+  bool stream_stats(les_stream_stats* out) const;
 
  private:
   les_model* model_;

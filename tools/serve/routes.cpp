@@ -31,7 +31,8 @@ json health_body(const ServeEngine& engine) {
 }  // namespace
 
 bool authorized(const ServeState& state, const httplib::Request& req) {
-  const bool needs_key = req.path.rfind("/v1/", 0) == 0 || req.path == "/tokenize" || req.path == "/detokenize";
+  const bool needs_key = req.path.rfind("/v1/", 0) == 0 || req.path == "/tokenize" || req.path == "/detokenize" ||
+                         req.path == "/metrics";
   return state.api_key.empty() || !needs_key || bearer_matches(req.get_header_value("Authorization"), state.api_key);
 }
 
@@ -105,6 +106,16 @@ void install_routes(httplib::Server& server, ServeState& state) {
   // Every reply, errors and streams included, passes here before its headers are written.
   server.set_post_routing_handler([&state](const httplib::Request& req, httplib::Response& res) {
     add_cors_headers(state.cors_origins, req, res);
+    state.metrics.count_reply(req.path, res.status);
+  });
+  server.Get("/metrics", [&state](const httplib::Request&, httplib::Response& res) {
+    const ServeEngine* engine = state.engine.load();
+    RequestQueue::Counts queue;
+    les_stream_stats stream{};
+    const bool streamed = engine != nullptr && engine->stream_stats(&stream);
+    if (engine != nullptr) queue = engine->queue_counts();
+    res.status = 200;
+    res.set_content(state.metrics.render(queue, streamed ? &stream : nullptr), "text/plain; version=0.0.4");
   });
   server.Post("/v1/completions", [&state](const httplib::Request& req, httplib::Response& res,
                                           const httplib::ContentReader& reader) {
@@ -120,7 +131,7 @@ void install_routes(httplib::Server& server, ServeState& state) {
       send_error(req, res, 404,
                  "no route " + req.method + " " + req.path +
                      " (this server has GET /health, GET /v1/models, GET /v1/models/ID, POST /v1/chat/completions, "
-                     "POST /v1/completions, POST /tokenize, POST /detokenize)",
+                     "POST /v1/completions, POST /tokenize, POST /detokenize, GET /metrics)",
                  "not_found_error");
     else if (res.status == 413)
       send_error(req, res, 413, "the request body is too large: " + body_limit_text(state.max_body_bytes),

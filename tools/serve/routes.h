@@ -7,6 +7,9 @@
 //   POST /v1/chat/completions  messages -> choices[0].message.content
 //   POST /v1/completions       prompt -> choices[0].text
 //   POST /tokenize, /detokenize  text <-> token ids (tokenize.h)
+//   GET  /metrics              Prometheus text (metrics.h): replies by route and
+//                              status, tokens, decode speed, the queue, the
+//                              expert cache (needs the API key, as /v1/ does)
 // With --cors-origin, CORS preflights are answered and replies carry
 // Access-Control-Allow-Origin (cors.h).
 // The completion routes are in completion.h (whole and streamed
@@ -14,7 +17,7 @@
 // Errors are OpenAI error objects: 400 for a request that cannot be served
 // as sent (invalid JSON, a missing or mistyped field, a value out of range,
 // an unknown role, an unsupported field, a prompt longer than the context),
-// 401 without the API key (every /v1/ route, /tokenize and /detokenize,
+// 401 without the API key (every /v1/ route, /tokenize, /detokenize and /metrics,
 // when --api-key is set: the header "Authorization: Bearer KEY", the scheme
 // in any case; /health stays open), 404 for an unknown route, 413 for a body over the limit (its
 // message names the limit), 415 for a body that is not JSON, 503 while the
@@ -47,6 +50,7 @@ struct ServeState {
   JsonShapeLimits json_limits;  // nesting and values a body may hold (json_limits.h)
   ParseGate parse_gate{kConcurrentParses};  // bodies parsed at once
   std::vector<std::string> cors_origins;  // --cors-origin (cors.h); empty: no CORS
+  ServeMetrics metrics;                   // GET /metrics (metrics.h)
   std::atomic<ServeEngine*> engine{nullptr};  // set once the model is loaded
 };
 
@@ -57,7 +61,7 @@ struct ServeState {
 void install_routes(httplib::Server& server, ServeState& state);
 
 // Whether `req` may use its route: always without --api-key, and outside
-// /v1/, /tokenize and /detokenize; else when its Authorization header carries the key.
+// /v1/, /tokenize, /detokenize and /metrics; else when its Authorization header carries the key.
 bool authorized(const ServeState& state, const httplib::Request& req);
 
 // The 401 reply (WWW-Authenticate: Bearer, an authentication_error object).
