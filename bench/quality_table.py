@@ -7,7 +7,9 @@ iq3_xxs, iq2_xxs, les-mixed-iq3, les-mixed-iq2), makes llama.cpp's Q8_0, mixed-w
 IQ4_XS, MXFP4_MOE, IQ3_XXS and IQ2_XXS (the last two with the imatrix) files with `llama-quantize`
 when its build is given (the fixture ships its Q4_K_M and mixed-with-imatrix files), then scores
 every file with `les perplexity` on `corpus/validation.txt` (llama-perplexity's chunking: -c 256
--b 256, 511 chunks), KL divergence against the F16 file's saved log-probabilities. Prints a
+-b 256, 511 chunks), KL divergence against the F16 file's saved log-probabilities (--chunks N scores only the first N
+chunks; the F16 run made by an earlier run of the script is reused whatever its chunk count, and
+the KLD rows then compare the first N chunks of it). Prints a
 markdown table (with each file's size relative to llama.cpp's Q4_K_M file) and writes JSON.
 
 Each run is a separate process; files already made in --work are reused, and so are finished
@@ -17,12 +19,19 @@ Optionally times `les quantize` against `llama-quantize` on the same input and t
 `flock -x /work/cpu.lock`).
 
 --only codebook4 scores just F16 and the IQ4_XS / MXFP4_MOE pairs (issue 29's rows); --only
-iquants just F16, llama.cpp's Q4_K_M and the lattice i-quant rows (issue 29's too).
+iquants just F16, llama.cpp's Q4_K_M and the lattice i-quant rows (issue 29's too); --only issue29
+both. les-mixed-iq3 and les-mixed-iq2 have no llama-quantize preset: their llama.cpp counterpart
+is llama-quantize given the same imatrix and, per tensor, the type LES's file has (read from its
+GGUF header, passed as --tensor-type-file with anchored names), so both files have the same types
+tensor by tensor (checked; a mismatch stops the script). After the table, each LES row is
+compared with its llama.cpp counterpart: the differences in PPL and mean KLD and the combined
+one-sigma error bar sqrt(e_les^2 + e_llama^2) of each difference (both are scored on the same
+text, so the PPL bars, dominated by the text's own variance, are very loose for this difference).
 
 Usage:
   bench/quality_table.py --les build/tools/les --fixtures ../shared/fixtures --work /tmp/q12 \
       [--llama-bin ~/.cache/les-peers/llama.cpp-81ff7abe/build/bin] [--chunks N] [--threads 2] \
-      [--only codebook4|iquants] [--speed] [--json out.json] [--md out.md]
+      [--only codebook4|iquants|issue29] [--speed] [--json out.json] [--md out.md]
 """
 import argparse
 import json
@@ -48,6 +57,79 @@ def grab(pattern, text, cast=float):
     return cast(m.group(1)) if m else None
 
 
+# ggml type ids (the GGUF format's enumeration) of the types these files hold.
+GGML_TYPES = {0: "f32", 1: "f16", 2: "q4_0", 3: "q4_1", 6: "q5_0", 7: "q5_1", 8: "q8_0", 10: "q2_k",
+              11: "q3_k", 12: "q4_k", 13: "q5_k", 14: "q6_k", 16: "iq2_xxs", 17: "iq2_xs", 18: "iq3_xxs",
+              19: "iq1_s", 20: "iq4_nl", 21: "iq3_s", 22: "iq2_s", 23: "iq4_xs", 29: "iq1_m", 30: "bf16",
+              34: "tq1_0", 35: "tq2_0", 39: "mxfp4"}
+
+
+def gguf_tensor_types(path):
+    """{tensor name: ggml type name} from a GGUF file's header (little-endian GGUF v2/v3)."""
+    import struct
+    with open(path, "rb") as f:
+        def rd(fmt):
+            return struct.unpack("<" + fmt, f.read(struct.calcsize("<" + fmt)))[0]
+
+        def rd_str():
+            return f.read(rd("Q")).decode("utf-8")
+        sizes = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}  # GGUF value types
+
+        def skip_value(vt):
+            if vt == 8:
+                rd_str()
+            elif vt == 9:
+                et, n = rd("I"), rd("Q")
+                if et in sizes:
+                    f.seek(sizes[et] * n, 1)
+                else:
+                    for _ in range(n):
+                        skip_value(et)
+            else:
+                f.seek(sizes[vt], 1)
+        if f.read(4) != b"GGUF":
+            sys.exit(f"{path}: not a GGUF file")
+        rd("I")  # version
+        n_tensors, n_kv = rd("Q"), rd("Q")
+        for _ in range(n_kv):
+            rd_str()
+            skip_value(rd("I"))
+        types = {}
+        for _ in range(n_tensors):
+            name = rd_str()
+            f.seek(8 * rd("I"), 1)  # dims
+            t = rd("I")
+            rd("Q")  # offset
+            types[name] = GGML_TYPES.get(t, f"type{t}")
+        return types
+
+
+def llama_same_types(lq, f16, les_file, imat, out, threads):
+    """llama-quantize's file of f16 with, tensor by tensor, the types of les_file (see the docstring)."""
+    want = gguf_tensor_types(les_file)
+    base = gguf_tensor_types(f16)
+    lines, extra = [], []
+    for name, t in want.items():
+        if t == base.get(name):
+            continue
+        if name == "token_embd.weight":
+            extra += ["--token-embedding-type", t]
+        elif name == "output.weight":
+            extra += ["--output-tensor-type", t]
+        else:
+            lines.append("^" + re.escape(name) + "$=" + t)
+    tt = out + ".tensor-types.txt"
+    open(tt, "w").write("\n".join(lines) + "\n")
+    # Q4_K_S is only the default for tensors no line names (none: every quantised tensor is named).
+    run([lq, "--imatrix", imat, "--tensor-type-file", tt] + extra + [f16, out, "Q4_K_S", str(threads)],
+        out + ".quantize.log")
+    got = gguf_tensor_types(out)
+    diff = [n for n in want if got.get(n) != want[n]]
+    if diff:
+        sys.exit(f"{out}: llama-quantize wrote other types than {les_file} for {len(diff)} tensors, e.g. "
+                 f"{diff[0]}: {got.get(diff[0])} vs {want[diff[0]]}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--les", required=True)
@@ -60,7 +142,7 @@ def main():
     ap.add_argument("--speed-only", action="store_true", help="only the quantising speed (implies --speed)")
     ap.add_argument("--speed-reps", type=int, default=5)
     ap.add_argument("--speed-input", default="", help="F16 GGUF to time (default: the trained fixture's F16 file)")
-    ap.add_argument("--only", default="", choices=["", "codebook4", "iquants"])
+    ap.add_argument("--only", default="", choices=["", "codebook4", "iquants", "issue29"])
     ap.add_argument("--json", default="")
     ap.add_argument("--md", default="")
     a = ap.parse_args()
@@ -90,12 +172,13 @@ def main():
         ("LES les-mixed-iq3 + imatrix", "les-mixed-iq3-imat.gguf", ["les-mixed-iq3", "--imatrix", imat]),
         ("LES les-mixed-iq2 + imatrix", "les-mixed-iq2-imat.gguf", ["les-mixed-iq2", "--imatrix", imat]),
     ]
-    if a.only == "codebook4":
+    if a.only in ("codebook4", "issue29"):
         les_q = les_q[5:]
     elif a.only == "iquants":
         les_q = []
     # The targets' files first (F16 makes the KLD reference), so a partial run answers them.
     rows = [("F16 (reference)", f16)]
+    pairs = []  # (LES row label, llama.cpp row label) of the same types
     les_rows = []
     for label, name, args in les_q:
         out = w(name)
@@ -108,6 +191,7 @@ def main():
         rows.append(("llama.cpp mixed + imatrix", os.path.join(tr, "tiny-qwen3moe-mixed-exps-Q3_K-imat.gguf")))
         rows.append(("llama.cpp Q4_K_M", os.path.join(tr, "tiny-qwen3moe-Q4_K_M.gguf")))
         rows.append(les_rows[1])  # Q4_K_M
+        pairs += [(les_rows[3][0], "llama.cpp mixed + imatrix"), (les_rows[1][0], "llama.cpp Q4_K_M")]
         rows += [les_rows[2], les_rows[0], les_rows[4]]
     # The 4-bit codebook formats, each next to llama.cpp's file of the same preset.
     for les_row, ftype in zip(les_rows[-2:] if a.only != "iquants" else [], ["IQ4_XS", "MXFP4_MOE"]):
@@ -117,8 +201,9 @@ def main():
             run([lq, f16, out, ftype, t], w(f"llama-{ftype}.quantize.log"))
         if os.path.exists(out):
             rows.append((f"llama.cpp {ftype}", out))
+            pairs.append((les_row[0], rows[-1][0]))
     # The lattice i-quants, llama.cpp's files of the same presets next to LES's, and llama.cpp's Q4_K_M.
-    if a.only in ("", "iquants"):
+    if a.only in ("", "iquants", "issue29"):
         if a.only == "iquants":
             rows.append(("llama.cpp Q4_K_M", os.path.join(tr, "tiny-qwen3moe-Q4_K_M.gguf")))
         for i, (label, name, args) in enumerate(iq_q):
@@ -133,6 +218,17 @@ def main():
                     run([lq, "--imatrix", imat, f16, out, ftype, t], w(f"llama-{ftype}.quantize.log"))
                 if os.path.exists(out):
                     rows.append((f"llama.cpp {ftype} + imatrix", out))
+                    pairs.append((label, rows[-1][0]))
+            else:  # les-mixed-iq3 / -iq2: llama-quantize with the same type per tensor
+                preset = args[0]
+                out = w(f"llama-{preset}-types-imat.gguf")
+                if lq and os.path.exists(lq) and not os.path.exists(out):
+                    llama_same_types(lq, f16, w(name), imat, out, t)
+                if os.path.exists(out):
+                    rows.append((f"llama.cpp, {preset}'s types + imatrix", out))
+                    pairs.append((label, rows[-1][0]))
+    if a.only == "issue29":  # the size reference, scored last
+        rows.append(("llama.cpp Q4_K_M", os.path.join(tr, "tiny-qwen3moe-Q4_K_M.gguf")))
     if lq and os.path.exists(lq) and a.only == "":
         out = w("llama-Q8_0.gguf")
         if not os.path.exists(out):
@@ -206,6 +302,31 @@ def main():
         lines.append(f"| {r['label']} | {r['bytes']:,} | {r['size_vs_q4_k_m']:.3f} | {fmt(r['ppl'], 4)} +/- {fmt(r['ppl_err'], 3)} | "
                      f"{fmt(r['kld_mean'], 6)} +/- {fmt(r['kld_mean_err'], 6)} | {fmt(r['kld_p99'], 5)} | "
                      f"{fmt(r['top1_pct'], 2)}% |")
+    by_label = {r["label"]: r for r in results}
+    comparisons = []
+    for les_label, llama_label in pairs:
+        x, y = by_label.get(les_label), by_label.get(llama_label)
+        if not x or not y or None in (x["ppl"], y["ppl"], x["kld_mean"], y["kld_mean"]):
+            continue
+        c = {"les": les_label, "llama": llama_label,
+             "d_ppl": x["ppl"] - y["ppl"], "d_ppl_pct": 100 * (x["ppl"] / y["ppl"] - 1),
+             "ppl_sigma": (x["ppl_err"] ** 2 + y["ppl_err"] ** 2) ** 0.5,
+             "d_kld": x["kld_mean"] - y["kld_mean"], "kld_ratio": x["kld_mean"] / y["kld_mean"],
+             "kld_sigma": (x["kld_mean_err"] ** 2 + y["kld_mean_err"] ** 2) ** 0.5,
+             "size_ratio": x["bytes"] / y["bytes"]}
+        c["ppl_within_1sigma"] = abs(c["d_ppl"]) <= c["ppl_sigma"]
+        c["kld_within_1sigma"] = abs(c["d_kld"]) <= c["kld_sigma"]
+        c["kld_sigmas"] = c["d_kld"] / c["kld_sigma"] if c["kld_sigma"] > 0 else None
+        comparisons.append(c)
+    if comparisons:
+        lines += ["", "LES against llama-quantize, same types (sigma: sqrt(e_les^2 + e_llama^2) of the two rows' "
+                  "error bars):", "",
+                  "| LES file | llama.cpp file | size LES / llama | PPL LES - llama (sigma) | mean KLD LES - llama "
+                  "(sigma) | KLD LES / llama | KLD diff in sigmas |", "|---|---|---|---|---|---|---|"]
+        for c in comparisons:
+            lines.append(f"| {c['les']} | {c['llama']} | {c['size_ratio']:.4f} | {c['d_ppl']:+.4f} ({c['ppl_sigma']:.3f}) "
+                         f"{c['d_ppl_pct']:+.2f}% | {c['d_kld']:+.6f} ({c['kld_sigma']:.6f}) | {c['kld_ratio']:.3f} | "
+                         f"{c['kld_sigmas']:+.1f} |")
     if speed:
         lines.append(f"\nQuantise to Q4_K_M, {a.threads} threads, median of {a.speed_reps} interleaved runs: "
                      f"les {speed['les_median_s']:.2f} s, llama-quantize {speed['llama_median_s']:.2f} s "
@@ -215,8 +336,8 @@ def main():
     if a.md:
         open(a.md, "w").write(md + "\n")
     if a.json:
-        json.dump({"chunks": a.chunks, "threads": a.threads, "rows": results, "speed": speed}, open(a.json, "w"),
-                  indent=1)
+        json.dump({"chunks": a.chunks, "threads": a.threads, "rows": results, "comparisons": comparisons,
+                   "speed": speed}, open(a.json, "w"), indent=1)
 
 
 if __name__ == "__main__":
