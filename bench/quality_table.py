@@ -143,6 +143,8 @@ def main():
     ap.add_argument("--speed-reps", type=int, default=5)
     ap.add_argument("--speed-input", default="", help="F16 GGUF to time (default: the trained fixture's F16 file)")
     ap.add_argument("--only", default="", choices=["", "codebook4", "iquants", "issue29"])
+    ap.add_argument("--finished-only", action="store_true",
+                    help="score nothing: tabulate only the rows whose perplexity log an earlier run finished")
     ap.add_argument("--json", default="")
     ap.add_argument("--md", default="")
     a = ap.parse_args()
@@ -250,13 +252,22 @@ def main():
     base = w("f16.kld")
     common = ["-c", "256", "-b", "256", "-t", t, "--chunks", str(a.chunks)]
     results = []
+    base_chunks = None  # chunks of the F16 run (its log), which every KLD row compares against
     for label, path in rows:
         log = w(os.path.basename(path) + ".ppl.log")
         t0 = time.monotonic()
         prev = open(log).read() if os.path.exists(log) else ""
         done = "Final estimate" in prev and (path == f16 or "Mean    KLD" in prev)
+        n_chunk = grab(r"(\d+) chunks of", prev, int)
+        if path == f16:
+            base_chunks = n_chunk
+        elif done and base_chunks is not None and n_chunk != (base_chunks if a.chunks < 0 else min(a.chunks, base_chunks)):
+            done = False  # scored over another number of chunks: redo
         if done and os.path.exists(base):  # finished by an earlier run of this script: reuse it
             out = prev
+        elif a.finished_only:
+            print(f"{label}: not scored (no finished log {log})", file=sys.stderr)
+            continue
         elif path == f16:
             out = run([a.les, "perplexity", "-m", f16, "-f", text, "--kl-divergence-base", base] + common, log)
         else:
@@ -268,6 +279,7 @@ def main():
              "kld_mean_err": grab(r"Mean    KLD:\s+[0-9.]+ \+/-\s+([0-9.]+)", out),
              "kld_p99": grab(r"99.0%   KLD:\s+([0-9.]+)", out),
              "top1_pct": grab(r"Same top p:\s+([0-9.]+)", out),
+             "chunks": grab(r"(\d+) chunks of", open(log).read(), int),  # the stderr part of the log
              "seconds": round(time.monotonic() - t0, 1)}
         results.append(r)
         print(f"{label}: PPL {r['ppl']} KLD {r['kld_mean']} ({r['seconds']} s)", file=sys.stderr)
