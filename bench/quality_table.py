@@ -145,6 +145,8 @@ def main():
     ap.add_argument("--only", default="", choices=["", "codebook4", "iquants", "issue29"])
     ap.add_argument("--finished-only", action="store_true",
                     help="score nothing: tabulate only the rows whose perplexity log an earlier run finished")
+    ap.add_argument("--note", default="", help="a line put above the markdown table and into the JSON "
+                    "(e.g. the LES build and machine)")
     ap.add_argument("--json", default="")
     ap.add_argument("--md", default="")
     a = ap.parse_args()
@@ -275,6 +277,9 @@ def main():
         r = {"label": label, "file": path, "bytes": os.path.getsize(path),
              "ppl": grab(r"Final estimate: PPL = ([0-9.]+)", out),
              "ppl_err": grab(r"Final estimate: PPL = [0-9.]+ \+/- ([0-9.]+)", out),
+             "ppl_f16_same_chunks": grab(r"Mean PPL\(base\)\s+:\s+([0-9.]+)", out),
+             "ppl_ratio": grab(r"Mean PPL\(Q\)/PPL\(base\)\s+:\s+([0-9.]+)", out),
+             "ppl_ratio_err": grab(r"Mean PPL\(Q\)/PPL\(base\)\s+:\s+[0-9.]+ \+/-\s+([0-9.]+)", out),
              "kld_mean": grab(r"Mean    KLD:\s+([0-9.]+)", out),
              "kld_mean_err": grab(r"Mean    KLD:\s+[0-9.]+ \+/-\s+([0-9.]+)", out),
              "kld_p99": grab(r"99.0%   KLD:\s+([0-9.]+)", out),
@@ -308,10 +313,20 @@ def main():
     q4km = os.path.getsize(os.path.join(tr, "tiny-qwen3moe-Q4_K_M.gguf"))
     for r in results:
         r["size_vs_q4_k_m"] = round(r["bytes"] / q4km, 4)
-    lines = ["| file | bytes | size / Q4_K_M | PPL | mean KLD | KLD p99 | top-1 |", "|---|---|---|---|---|---|---|"]
+    lines = []
+    if a.note:
+        lines += [a.note, ""]
+    f16_sub = next((r["ppl_f16_same_chunks"] for r in results if r.get("ppl_f16_same_chunks")), None)
+    f16_row = next((r for r in results if r["file"] == f16), None)
+    if f16_row and f16_sub and f16_row["chunks"] != next(r["chunks"] for r in results if r.get("ppl_f16_same_chunks")):
+        lines += [f"F16's row is its run over {f16_row['chunks']} chunks; over the chunks the other rows score, "
+                  f"its PPL is {f16_sub:.4f} (the KLD runs' PPL(base)).", ""]
+    lines += ["| file | bytes | size / Q4_K_M | chunks | PPL | PPL / PPL(F16) | mean KLD | KLD p99 | top-1 |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         fmt = lambda v, p: "-" if v is None else f"{v:.{p}f}"
-        lines.append(f"| {r['label']} | {r['bytes']:,} | {r['size_vs_q4_k_m']:.3f} | {fmt(r['ppl'], 4)} +/- {fmt(r['ppl_err'], 3)} | "
+        lines.append(f"| {r['label']} | {r['bytes']:,} | {r['size_vs_q4_k_m']:.3f} | {r['chunks']} | "
+                     f"{fmt(r['ppl'], 4)} +/- {fmt(r['ppl_err'], 3)} | {fmt(r['ppl_ratio'], 6)} +/- {fmt(r['ppl_ratio_err'], 6)} | "
                      f"{fmt(r['kld_mean'], 6)} +/- {fmt(r['kld_mean_err'], 6)} | {fmt(r['kld_p99'], 5)} | "
                      f"{fmt(r['top1_pct'], 2)}% |")
     by_label = {r["label"]: r for r in results}
@@ -326,6 +341,9 @@ def main():
              "d_kld": x["kld_mean"] - y["kld_mean"], "kld_ratio": x["kld_mean"] / y["kld_mean"],
              "kld_sigma": (x["kld_mean_err"] ** 2 + y["kld_mean_err"] ** 2) ** 0.5,
              "size_ratio": x["bytes"] / y["bytes"]}
+        if None not in (x["ppl_ratio"], y["ppl_ratio"], x["ppl_ratio_err"], y["ppl_ratio_err"]):
+            c["d_ppl_ratio"] = x["ppl_ratio"] - y["ppl_ratio"]
+            c["ppl_ratio_sigma"] = (x["ppl_ratio_err"] ** 2 + y["ppl_ratio_err"] ** 2) ** 0.5
         c["ppl_within_1sigma"] = abs(c["d_ppl"]) <= c["ppl_sigma"]
         c["kld_within_1sigma"] = abs(c["d_kld"]) <= c["kld_sigma"]
         c["kld_sigmas"] = c["d_kld"] / c["kld_sigma"] if c["kld_sigma"] > 0 else None
@@ -333,11 +351,13 @@ def main():
     if comparisons:
         lines += ["", "LES against llama-quantize, same types (sigma: sqrt(e_les^2 + e_llama^2) of the two rows' "
                   "error bars):", "",
-                  "| LES file | llama.cpp file | size LES / llama | PPL LES - llama (sigma) | mean KLD LES - llama "
-                  "(sigma) | KLD LES / llama | KLD diff in sigmas |", "|---|---|---|---|---|---|---|"]
+                  "| LES file | llama.cpp file | size LES / llama | PPL LES - llama (sigma) | PPL/PPL(F16) LES - llama "
+                  "(sigma) | mean KLD LES - llama (sigma) | KLD LES / llama | KLD diff in sigmas |",
+                  "|---|---|---|---|---|---|---|---|"]
         for c in comparisons:
+            pr = (f"{c['d_ppl_ratio']:+.6f} ({c['ppl_ratio_sigma']:.6f})" if "d_ppl_ratio" in c else "-")
             lines.append(f"| {c['les']} | {c['llama']} | {c['size_ratio']:.4f} | {c['d_ppl']:+.4f} ({c['ppl_sigma']:.3f}) "
-                         f"{c['d_ppl_pct']:+.2f}% | {c['d_kld']:+.6f} ({c['kld_sigma']:.6f}) | {c['kld_ratio']:.3f} | "
+                         f"{c['d_ppl_pct']:+.2f}% | {pr} | {c['d_kld']:+.6f} ({c['kld_sigma']:.6f}) | {c['kld_ratio']:.3f} | "
                          f"{c['kld_sigmas']:+.1f} |")
     if speed:
         lines.append(f"\nQuantise to Q4_K_M, {a.threads} threads, median of {a.speed_reps} interleaved runs: "
@@ -348,7 +368,7 @@ def main():
     if a.md:
         open(a.md, "w").write(md + "\n")
     if a.json:
-        json.dump({"chunks": a.chunks, "threads": a.threads, "rows": results, "comparisons": comparisons,
+        json.dump({"note": a.note, "chunks": a.chunks, "threads": a.threads, "rows": results, "comparisons": comparisons,
                    "speed": speed}, open(a.json, "w"), indent=1)
 
 
