@@ -10,10 +10,14 @@
 // and is tokenized; the context keeps the tokens it already holds that the new
 // text starts with (les_context_tokens, les_context_trim) and evaluates only
 // the rest, so a turn costs its own tokens, not the conversation's.
+// Lines are read by LineReader (line_reader.h): whole at any length, also
+// from a terminal (whose canonical mode would cut them at 4,095 bytes), with
+// editing, history and multi-line bracketed paste there.
 // Commands: /reset (forget the conversation, keep --system), /stats (the last
-// answer's figures, and the streaming statistics with --budget-mb), /exit
-// (or /quit). Any other line starting with / is an unknown command (an error
-// that lists these; nothing goes to the model); to send a message that starts
+// answer's figures, and the streaming statistics with --budget-mb), /help
+// (lists the commands and keys), /exit (or /quit). Any other line starting
+// with / is an unknown command (an error that lists these; nothing goes to
+// the model); to send a message that starts
 // with /, type // (the first / is dropped: "//etc/hosts" sends "/etc/hosts").
 // Turn t samples with seed + t (reproducible for a given --seed).
 // --lookup / --draft / --draft-max decode every answer speculatively, parsed
@@ -65,6 +69,7 @@
 #include "common/speculative_options.h"
 #include "common/text_input.h"
 #include "common/vision_options.h"
+#include "line_reader.h"
 
 namespace les::tool {
 namespace {
@@ -322,6 +327,22 @@ struct Chat {
   }
 };
 
+// /help: the commands and, at a terminal, the keys.
+void print_help(bool vision) {
+  std::fprintf(stderr,
+               "les chat commands:\n"
+               "  /reset       forget the conversation (--system stays)\n"
+               "  /stats       the last answer's figures\n"
+               "  /image PATH  attach an image to the next message%s\n"
+               "  /help        this list\n"
+               "  /exit, /quit leave (as Ctrl-D does)\n"
+               "  //text       send a message that starts with /\n"
+               "keys at a terminal: Enter sends; Backspace, Ctrl-U (line), Ctrl-W (word) erase; Up/Down recall earlier "
+               "lines; a paste is one message, its newlines kept; Ctrl-C stops an answer (at the prompt: leaves); "
+               "Ctrl-D leaves\n",
+               vision ? "" : " (needs --mmproj)");
+}
+
 int chat(ChatOptions o) {
   if (!check_template_kwargs(kTool, o.chat_template_kwargs)) return 2;
   if (int rc = validate_model_options(kTool, o.model)) return rc;
@@ -341,7 +362,7 @@ int chat(ChatOptions o) {
   if (int rc = resolve_chat_template(kTool, model.p, o.chat_template)) return rc;
   std::fprintf(stderr,
                "les chat: %s, n_ctx %d%s. Type a message; /reset forgets the conversation, /stats shows figures, "
-               "%sCtrl-C stops an answer, Ctrl-D leaves.\n",
+               "/help lists the commands, %sCtrl-C stops an answer, Ctrl-D leaves.\n",
                model_desc(model.p).c_str(), les_context_n_ctx(ctx.p), streaming ? ", experts streamed" : "",
                vision.p != nullptr ? "/image PATH attaches an image to the next message, " : "");
   print_speculative_banner(kTool, o.speculative, draft.p);
@@ -352,10 +373,9 @@ int chat(ChatOptions o) {
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;  // a write to stdout interrupted by Ctrl-C resumes
   std::string line;
+  LineReader reader;
   for (;;) {
-    std::fprintf(stderr, "> ");
-    std::fflush(stderr);
-    if (!std::getline(std::cin, line)) break;  // Ctrl-D
+    if (!reader.read_line("> ", line)) break;  // Ctrl-D
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // nothing to say
     // A command's trailing blanks (and a terminal's \r) are not part of it.
     const std::string cmd = line[0] == '/' ? line.substr(0, line.find_last_not_of(" \t\r") + 1) : line;
@@ -369,6 +389,10 @@ int chat(ChatOptions o) {
       c.print_stats();
       continue;
     }
+    if (cmd == "/help") {
+      print_help(vision.p != nullptr);
+      continue;
+    }
     if (cmd == "/image" || cmd.starts_with("/image ")) {
       const size_t at = cmd.find_first_not_of(' ', 6);
       c.attach(at == std::string::npos ? std::string() : cmd.substr(at));
@@ -377,9 +401,8 @@ int chat(ChatOptions o) {
     if (line[0] == '/') {
       if (line.size() < 2 || line[1] != '/') {
         std::fprintf(stderr,
-                     "les chat: unknown command '%s'; commands: /reset, /stats, /exit (or /quit), /image PATH; start "
-                     "a message "
-                     "with // to send a leading /\n",
+                     "les chat: unknown command '%s'; commands: /reset, /stats, /exit (or /quit), /image PATH, /help; "
+                     "start a message with // to send a leading /\n",
                      line.c_str());
         continue;
       }
